@@ -1,0 +1,8 @@
+//! Leveled compaction: the picker decides *what* to compact from a version alone; the
+//! executor merges inputs into new files. Flushes reuse the executor's output writer.
+
+mod executor;
+mod picker;
+
+pub use executor::{write_sorted_run, OutputSpec, RunFilter};
+pub use picker::{level_target_bytes, pick, pick_range, CompactionSpec};

@@ -1,0 +1,244 @@
+//! Keyspaces, manual flush and compaction, checkpoints and statistics.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::background::{flush_all_immutables, log_and_apply, run_compaction};
+use super::open::DEFAULT_KEYSPACE;
+use super::Db;
+use crate::batch::Keyspace;
+use crate::compaction::pick_range;
+use crate::error::{Error, Result};
+use crate::log::{LogKind, LogWriter};
+use crate::manifest::{manifest_file_name, sst_file_name, write_current, VersionEdit};
+use crate::stats::{KeyspaceStats, LevelStats, Stats};
+
+const MAX_KEYSPACE_NAME_LEN: usize = 255;
+
+impl Db {
+    /// The keyspace every database has.
+    pub fn default_keyspace(&self) -> Keyspace {
+        Keyspace {
+            id: 0,
+            name: Arc::from(DEFAULT_KEYSPACE),
+        }
+    }
+
+    pub fn keyspace(&self, name: &str) -> Result<Keyspace> {
+        self.inner
+            .keyspace_by_name(name)
+            .ok_or_else(|| Error::KeyspaceNotFound(name.to_string()))
+    }
+
+    pub fn keyspace_names(&self) -> Vec<String> {
+        let sv = self.inner.super_version();
+        sv.version
+            .keyspaces
+            .values()
+            .map(|k| k.name.to_string())
+            .collect()
+    }
+
+    /// Creates a keyspace, durably, in one manifest edit.
+    pub fn create_keyspace(&self, name: &str) -> Result<Keyspace> {
+        if name.is_empty() || name.len() > MAX_KEYSPACE_NAME_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "keyspace name must be 1 to {MAX_KEYSPACE_NAME_LEN} bytes"
+            )));
+        }
+        self.inner.check_poisoned()?;
+        let mut id = 0;
+        log_and_apply(
+            &self.inner,
+            |meta| {
+                if meta.keyspaces.values().any(|k| k.name == name) {
+                    return Err(Error::KeyspaceExists(name.to_string()));
+                }
+                id = meta.next_keyspace_id;
+                Ok(VersionEdit {
+                    created_keyspaces: vec![(id, name.to_string())],
+                    next_keyspace_id: Some(id + 1),
+                    ..VersionEdit::default()
+                })
+            },
+            None,
+        )?;
+        Ok(Keyspace {
+            id,
+            name: Arc::from(name),
+        })
+    }
+
+    /// Drops a keyspace and, atomically, all its data; its files are deleted once no
+    /// reader uses them.
+    pub fn drop_keyspace(&self, name: &str) -> Result<()> {
+        if name == DEFAULT_KEYSPACE {
+            return Err(Error::InvalidArgument(
+                "the default keyspace cannot be dropped".into(),
+            ));
+        }
+        self.inner.check_poisoned()?;
+        log_and_apply(
+            &self.inner,
+            |meta| {
+                let id = meta
+                    .keyspaces
+                    .iter()
+                    .find(|(_, k)| k.name == name)
+                    .map(|(id, _)| *id)
+                    .ok_or_else(|| Error::KeyspaceNotFound(name.to_string()))?;
+                // Its files go with it: `log_and_apply` marks them obsolete.
+                let edit = VersionEdit {
+                    dropped_keyspaces: vec![id],
+                    ..VersionEdit::default()
+                };
+                Ok(edit)
+            },
+            None,
+        )
+    }
+
+    /// Writes every memtable to level 0 and waits until that is done.
+    pub fn flush(&self) -> Result<()> {
+        let inner = &self.inner;
+        inner.check_poisoned()?;
+        let target = {
+            let mut wal = inner.wal.lock();
+            inner.rotate_memtable(&mut wal)?;
+            wal.number
+        };
+        if !inner.opts.background_work {
+            return flush_all_immutables(inner);
+        }
+        inner.signal_bg();
+        loop {
+            inner.check_poisoned()?;
+            let epoch = inner.bg.lock().epoch;
+            let sv = inner.super_version();
+            if sv.imms.iter().all(|m| m.wal_number() >= target) {
+                return Ok(());
+            }
+            let mut bg = inner.bg.lock();
+            if bg.epoch == epoch {
+                inner.bg_cv.wait_for(&mut bg, Duration::from_millis(100));
+            }
+        }
+    }
+
+    /// Flushes, then compacts every file of `ks` overlapping `[start, end]` (None =
+    /// unbounded) down to the deepest level that holds data.
+    pub fn compact_range(
+        &self,
+        ks: &Keyspace,
+        start: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        self.flush()?;
+        let inner = &self.inner;
+        let _c = inner.compaction_lock.lock();
+        let last = {
+            let sv = inner.super_version();
+            let kv = super::read::keyspace_version(&sv, ks)?;
+            kv.levels
+                .iter()
+                .rposition(|l| !l.is_empty())
+                .unwrap_or(0)
+                .max(1)
+        };
+        for level in 0..last {
+            let sv = inner.super_version();
+            if let Some(spec) = pick_range(&sv.version, ks.id, level, start, end) {
+                run_compaction(inner, &spec)?;
+            }
+        }
+        drop(_c);
+        inner.signal_bg();
+        Ok(())
+    }
+
+    /// Makes a consistent copy of the database in `dir` (which must not exist or be
+    /// empty), hard-linking its immutable files. The copy opens as a database of its own.
+    pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
+        let dir = dir.as_ref();
+        let inner = &self.inner;
+        let vfs = &inner.vfs;
+        if vfs.exists(dir) && !vfs.list(dir)?.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "checkpoint directory {} is not empty",
+                dir.display()
+            )));
+        }
+        self.flush()?;
+        // Hold the version so none of its files is deleted while they are linked.
+        let _sv = inner.super_version();
+        let mut meta = inner.manifest.lock().meta.clone();
+        vfs.create_dir_all(dir)?;
+        for n in meta.live_file_numbers() {
+            let name = sst_file_name(n);
+            vfs.hard_link(&inner.dir.join(&name), &dir.join(&name))?;
+        }
+        let manifest_number = meta.next_file_number.max(1);
+        // Every write up to the flush is in the files: the copy needs no WAL.
+        meta.log_number = manifest_number + 1;
+        meta.next_file_number = manifest_number + 2;
+        let path = dir.join(manifest_file_name(manifest_number));
+        let mut w = LogWriter::new(vfs.create(&path)?, path, LogKind::Manifest)?;
+        w.add_record(&meta.snapshot_edit().encode())?;
+        w.sync()?;
+        vfs.sync_dir(dir)?;
+        write_current(&**vfs, dir, manifest_number)?;
+        Ok(())
+    }
+
+    pub fn stats(&self) -> Stats {
+        let inner = &self.inner;
+        let mut s = Stats::default();
+        inner.counters.snapshot_into(&mut s);
+        let sv = inner.super_version();
+        s.memtable_bytes = sv.memtables().map(|m| m.approx_bytes() as u64).sum();
+        s.immutable_memtables = sv.imms.len();
+        s.block_cache_bytes = inner.cache.used_bytes();
+        s.last_sequence = inner.last_visible.load(std::sync::atomic::Ordering::SeqCst);
+        for k in sv.version.keyspaces.values() {
+            let mut ks = KeyspaceStats {
+                name: k.name.to_string(),
+                levels: Vec::new(),
+                range_tombstones: k.range_tombstones.len(),
+            };
+            for (level, files) in k.levels.iter().enumerate() {
+                for f in files {
+                    s.resident_index_filter_bytes += f.reader.resident_bytes();
+                    s.sst_entries += f.meta.num_entries;
+                    s.sst_bytes += f.meta.size;
+                }
+                ks.levels.push(LevelStats {
+                    level,
+                    files: files.len(),
+                    bytes: files.iter().map(|f| f.meta.size).sum(),
+                });
+            }
+            s.keyspaces.push(ks);
+        }
+        s
+    }
+
+    /// Waits until no flush is pending and no level is over its compaction target.
+    pub fn wait_for_background_work(&self) -> Result<()> {
+        let inner = &self.inner;
+        loop {
+            inner.check_poisoned()?;
+            let epoch = inner.bg.lock().epoch;
+            let sv = inner.super_version();
+            let busy =
+                !sv.imms.is_empty() || crate::compaction::pick(&sv.version, &inner.opts).is_some();
+            if !busy || !inner.opts.background_work {
+                return Ok(());
+            }
+            let mut bg = inner.bg.lock();
+            if bg.epoch == epoch {
+                inner.bg_cv.wait_for(&mut bg, Duration::from_millis(50));
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The database: ties the WAL, memtables, versions and background work together.
+//!
+//! Locks, in the order they may be taken: `writers` (the write queue) → `wal` (held by the
+//! write leader) → `manifest` → `sv`. `bg` is never held while taking another. No lock but
+//! `wal` (by the leader, for the WAL write itself) and `manifest` (for the manifest append)
+//! is held across I/O.
+
+mod admin;
+mod background;
+mod iterator;
+mod open;
+mod read;
+mod write;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+pub use iterator::DbIterator;
+pub use read::{ReadOptions, Snapshot};
+
+use crate::batch::Keyspace;
+use crate::error::{Error, Result};
+use crate::log::LogWriter;
+use crate::memtable::Memtable;
+use crate::options::Options;
+use crate::sst::BlockCache;
+use crate::stats::Counters;
+use crate::types::SeqNo;
+use crate::version::{FileHandle, LsmMeta, Version};
+use crate::vfs::{FileLock, Vfs};
+
+/// What a read needs, swapped atomically whenever a memtable is frozen or a version changes.
+pub(crate) struct SuperVersion {
+    pub mem: Arc<Memtable>,
+    /// Frozen memtables waiting for flush, newest first.
+    pub imms: Vec<Arc<Memtable>>,
+    pub version: Arc<Version>,
+}
+
+impl SuperVersion {
+    pub fn memtables(&self) -> impl Iterator<Item = &Arc<Memtable>> {
+        std::iter::once(&self.mem).chain(self.imms.iter())
+    }
+}
+
+pub(crate) struct WalState {
+    pub writer: LogWriter,
+    pub number: u64,
+    /// Last sequence number handed out (may be ahead of what readers see).
+    pub last_seq: SeqNo,
+}
+
+pub(crate) struct ManifestState {
+    pub meta: LsmMeta,
+    pub writer: LogWriter,
+    pub number: u64,
+    pub open_files: HashMap<u64, Arc<FileHandle>>,
+}
+
+#[derive(Default)]
+pub(crate) struct BgState {
+    pub shutting_down: bool,
+    /// Bumped on every event a background thread or a waiting writer may care about.
+    pub epoch: u64,
+}
+
+pub(crate) struct DbInner {
+    pub dir: PathBuf,
+    pub opts: Options,
+    pub vfs: Arc<dyn Vfs>,
+    pub counters: Arc<Counters>,
+    pub cache: Arc<BlockCache>,
+    pub sv: RwLock<Arc<SuperVersion>>,
+    /// Highest sequence number whose write is in the memtable: what new reads see.
+    pub last_visible: AtomicU64,
+    pub next_file_number: AtomicU64,
+    pub wal: Mutex<WalState>,
+    pub writers: Mutex<write::WriteQueue>,
+    pub writers_cv: Condvar,
+    pub manifest: Mutex<ManifestState>,
+    /// One compaction at a time (background or `compact_range`).
+    pub compaction_lock: Mutex<()>,
+    /// One flush at a time (background thread or an inline `flush`).
+    pub flush_lock: Mutex<()>,
+    pub bg: Mutex<BgState>,
+    pub bg_cv: Condvar,
+    pub snapshots: Arc<Mutex<BTreeMap<SeqNo, usize>>>,
+    poisoned: AtomicBool,
+    poison_reason: Mutex<Option<String>>,
+    pub _lock: Box<dyn FileLock>,
+}
+
+impl DbInner {
+    pub fn super_version(&self) -> Arc<SuperVersion> {
+        Arc::clone(&self.sv.read())
+    }
+
+    pub fn alloc_file_number(&self) -> u64 {
+        self.next_file_number.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Fail-stop: after a write-path I/O error nothing more is acknowledged until reopen,
+    /// because what is on disk may no longer match what was acknowledged.
+    pub fn poison(&self, why: &Error) {
+        let mut r = self.poison_reason.lock();
+        if r.is_none() {
+            *r = Some(why.to_string());
+        }
+        self.poisoned.store(true, Ordering::SeqCst);
+        self.signal_bg();
+    }
+
+    pub fn check_poisoned(&self) -> Result<()> {
+        if self.poisoned.load(Ordering::SeqCst) {
+            let why = self.poison_reason.lock().clone().unwrap_or_default();
+            return Err(Error::Poisoned(why));
+        }
+        Ok(())
+    }
+
+    pub fn signal_bg(&self) {
+        let mut bg = self.bg.lock();
+        bg.epoch = bg.epoch.wrapping_add(1);
+        self.bg_cv.notify_all();
+    }
+
+    pub fn oldest_snapshot(&self) -> SeqNo {
+        let snaps = self.snapshots.lock();
+        let visible = self.last_visible.load(Ordering::SeqCst);
+        snaps.keys().next().copied().unwrap_or(visible).min(visible)
+    }
+
+    pub fn keyspace_by_name(&self, name: &str) -> Option<Keyspace> {
+        let sv = self.super_version();
+        sv.version
+            .keyspaces
+            .iter()
+            .find(|(_, k)| &*k.name == name)
+            .map(|(id, k)| Keyspace {
+                id: *id,
+                name: Arc::clone(&k.name),
+            })
+    }
+}
+
+/// Stops the background threads when the last `Db` handle goes away.
+struct ShutdownGuard {
+    inner: Arc<DbInner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Drop for ShutdownGuard {
+    fn drop(&mut self) {
+        {
+            let mut bg = self.inner.bg.lock();
+            bg.shutting_down = true;
+            self.inner.bg_cv.notify_all();
+        }
+        for t in self.threads.lock().drain(..) {
+            let _ = t.join();
+        }
+        // Buffered writes reach the OS on a clean close; an error here has nobody to tell.
+        let _ = self.inner.wal.lock().writer.flush();
+    }
+}
+
+/// A Cellar database. Cheap to clone; all clones share one engine, which shuts down
+/// (stopping its background threads) when the last clone is dropped.
+#[derive(Clone)]
+pub struct Db {
+    inner: Arc<DbInner>,
+    guard: Arc<ShutdownGuard>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("dir", &self.inner.dir).finish()
+    }
+}
+
+impl Db {
+    /// Opens (or creates, with `create_if_missing`) the database in `path`, recovering
+    /// whatever the last process left: see `docs/durability.md`.
+    pub fn open(path: impl AsRef<std::path::Path>, opts: Options) -> Result<Db> {
+        let inner = Arc::new(open::open_inner(path.as_ref(), opts)?);
+        let guard = Arc::new(ShutdownGuard {
+            inner: Arc::clone(&inner),
+            threads: Mutex::new(Vec::new()),
+        });
+        if inner.opts.background_work {
+            let threads = background::start(&inner)?;
+            *guard.threads.lock() = threads;
+        }
+        inner.signal_bg();
+        Ok(Db { inner, guard })
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.inner.dir
+    }
+
+    /// Syncs the WAL and stops background work. Dropping the last handle does the same
+    /// but cannot report an error.
+    pub fn close(self) -> Result<()> {
+        let r = {
+            let mut wal = self.inner.wal.lock();
+            wal.writer.sync()
+        };
+        drop(self.guard);
+        r
+    }
+}

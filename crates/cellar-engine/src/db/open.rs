@@ -1,0 +1,253 @@
+//! Opening a database: manifest replay, WAL replay, a fresh WAL and manifest, and removal of
+//! files nothing refers to. The order is what makes recovery idempotent: the new manifest
+//! (naming the L0 files that hold the replayed WALs) is made current before any old WAL or
+//! orphan is removed, so a crash at any point leaves a state the next open recovers from.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use super::{background, write, BgState, DbInner, ManifestState, SuperVersion, WalState};
+use crate::batch::decode_batch;
+use crate::error::{Error, Result};
+use crate::log::{read_log, LogKind, LogWriter, TailPolicy};
+use crate::manifest::{
+    manifest_file_name, parse_file_name, read_current, read_manifest, sst_file_name, wal_file_name,
+    write_current, FileKind, FileMeta, VersionEdit,
+};
+use crate::memtable::Memtable;
+use crate::options::Options;
+use crate::sst::{BlockCache, SstReader};
+use crate::stats::Counters;
+use crate::version::{FileHandle, LsmMeta, Version};
+use crate::vfs::Vfs;
+
+pub(crate) const DEFAULT_KEYSPACE: &str = "default";
+
+pub(crate) fn open_table(
+    vfs: &Arc<dyn Vfs>,
+    dir: &Path,
+    opts: &Options,
+    cache: &Arc<BlockCache>,
+    counters: &Arc<Counters>,
+    f: &FileMeta,
+) -> Result<Arc<FileHandle>> {
+    let path = dir.join(sst_file_name(f.number));
+    let file = vfs.open_read(&path, opts.use_direct_reads)?;
+    let reader = SstReader::open(
+        file,
+        path.clone(),
+        f.number,
+        Arc::clone(cache),
+        Arc::clone(counters),
+    )?;
+    Ok(Arc::new(FileHandle::new(
+        f.clone(),
+        reader,
+        path,
+        Arc::clone(vfs),
+    )))
+}
+
+fn new_meta(num_levels: usize) -> Result<LsmMeta> {
+    let mut meta = LsmMeta {
+        next_file_number: 1,
+        ..LsmMeta::default()
+    };
+    let edit = VersionEdit {
+        created_keyspaces: vec![(0, DEFAULT_KEYSPACE.to_string())],
+        next_keyspace_id: Some(1),
+        ..VersionEdit::default()
+    };
+    meta.apply(&edit, num_levels)
+        .map_err(|e| Error::InvalidArgument(format!("initial version: {e}")))?;
+    Ok(meta)
+}
+
+pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
+    let vfs = Arc::clone(&opts.vfs);
+    if opts.num_levels < 2 {
+        return Err(Error::InvalidArgument(
+            "num_levels must be at least 2".into(),
+        ));
+    }
+    if opts.create_if_missing {
+        vfs.create_dir_all(dir)?;
+    } else if !vfs.exists(dir) {
+        return Err(Error::InvalidArgument(format!(
+            "no database at {} (create_if_missing is off)",
+            dir.display()
+        )));
+    }
+    let lock = vfs.lock(&dir.join("LOCK"))?;
+    let counters = Arc::new(Counters::default());
+    let cache = Arc::new(BlockCache::new(opts.block_cache_size_bytes));
+
+    let mut meta = match read_current(&*vfs, dir)? {
+        None if !opts.create_if_missing => {
+            return Err(Error::InvalidArgument(format!(
+                "no database at {} (create_if_missing is off)",
+                dir.display()
+            )))
+        }
+        None => new_meta(opts.num_levels)?,
+        Some(_) if opts.error_if_exists => {
+            return Err(Error::InvalidArgument(format!(
+                "database at {} already exists (error_if_exists is on)",
+                dir.display()
+            )))
+        }
+        Some(n) => {
+            let path = dir.join(manifest_file_name(n));
+            let mut meta = LsmMeta::default();
+            for (i, edit) in read_manifest(&*vfs, &path)?.iter().enumerate() {
+                meta.apply(edit, opts.num_levels)
+                    .map_err(|e| Error::corruption(&path, 0, format!("edit {i}: {e}")))?;
+            }
+            meta
+        }
+    };
+    for k in meta.keyspaces.values_mut() {
+        if k.levels.len() < opts.num_levels {
+            k.levels.resize(opts.num_levels, BTreeMap::new());
+        }
+    }
+
+    // Numbers of files already on disk, so new ones never reuse them.
+    let names = vfs.list(dir)?;
+    let mut wals = Vec::new();
+    let mut max_seen = 0u64;
+    for name in &names {
+        match parse_file_name(name) {
+            Some(FileKind::Wal(n)) => {
+                wals.push(n);
+                max_seen = max_seen.max(n);
+            }
+            Some(FileKind::Sst(n)) | Some(FileKind::Manifest(n)) => max_seen = max_seen.max(n),
+            _ => {}
+        }
+    }
+    let next_file = AtomicU64::new(meta.next_file_number.max(max_seen + 1).max(1));
+    let alloc = || next_file.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+
+    let mut open_files = HashMap::new();
+
+    // Replay the WALs the manifest does not cover yet, oldest first. Only the newest may
+    // end in a torn record: older ones were synced before the next one was started.
+    wals.retain(|n| *n >= meta.log_number);
+    wals.sort_unstable();
+    let recovered = Arc::new(Memtable::new(0));
+    let mut last_seq = meta.last_sequence;
+    for (i, n) in wals.iter().enumerate() {
+        let path = dir.join(wal_file_name(*n));
+        let bytes = vfs.read_all(&path)?;
+        let policy = if i + 1 == wals.len() {
+            TailPolicy::TolerateTornTail
+        } else {
+            TailPolicy::Strict
+        };
+        let contents = read_log(&bytes, &path, LogKind::Wal, policy)?;
+        for (offset, rec) in contents.payloads(&bytes) {
+            let b = decode_batch(rec, &path, offset)?;
+            write::apply_ops(&recovered, b.seq, &b.ops, &|ks| {
+                meta.keyspaces.contains_key(&ks)
+            });
+            if b.count > 0 {
+                last_seq = last_seq.max(b.seq + u64::from(b.count) - 1);
+            }
+        }
+    }
+
+    // The recovered writes go to level 0 before the WALs holding them are dropped.
+    let mut edit = VersionEdit::default();
+    if !recovered.is_empty() {
+        let live: Vec<u32> = meta.keyspaces.keys().copied().collect();
+        let (files, tombstones) =
+            background::flush_to_files(&vfs, dir, &opts, &alloc, &recovered, &live, last_seq)?;
+        for (ks, f) in files {
+            edit.added_files.push((ks, 0, f));
+        }
+        edit.added_range_tombstones = tombstones;
+    }
+    meta.apply(&edit, opts.num_levels)
+        .map_err(|e| Error::InvalidArgument(format!("recovery edit: {e}")))?;
+
+    let wal_number = alloc();
+    let wal_path = dir.join(wal_file_name(wal_number));
+    let mut wal_writer = LogWriter::new(vfs.create(&wal_path)?, wal_path, LogKind::Wal)?;
+    wal_writer.sync()?;
+
+    let manifest_number = alloc();
+    meta.log_number = wal_number;
+    meta.last_sequence = last_seq;
+    meta.next_file_number = next_file.load(std::sync::atomic::Ordering::SeqCst);
+    let manifest_path = dir.join(manifest_file_name(manifest_number));
+    let mut manifest_writer = LogWriter::new(
+        vfs.create(&manifest_path)?,
+        manifest_path,
+        LogKind::Manifest,
+    )?;
+    manifest_writer.add_record(&meta.snapshot_edit().encode())?;
+    manifest_writer.sync()?;
+    vfs.sync_dir(dir)?;
+    write_current(&*vfs, dir, manifest_number)?;
+
+    let version = Version::build(&meta, &mut open_files, &mut |f| {
+        open_table(&vfs, dir, &opts, &cache, &counters, f)
+    })?;
+
+    // Nothing refers to these any more.
+    let live = meta.live_file_numbers();
+    for name in &names {
+        let obsolete = match parse_file_name(name) {
+            Some(FileKind::Sst(n)) => !live.contains(&n),
+            Some(FileKind::Wal(n)) => n != wal_number,
+            Some(FileKind::Manifest(n)) => n != manifest_number,
+            Some(FileKind::Temp) => true,
+            _ => false,
+        };
+        if obsolete {
+            let _ = vfs.remove(&dir.join(name));
+        }
+    }
+
+    let sv = SuperVersion {
+        mem: Arc::new(Memtable::new(wal_number)),
+        imms: Vec::new(),
+        version: Arc::new(version),
+    };
+    Ok(DbInner {
+        dir: dir.to_path_buf(),
+        vfs,
+        counters,
+        cache,
+        sv: RwLock::new(Arc::new(sv)),
+        last_visible: AtomicU64::new(last_seq),
+        next_file_number: AtomicU64::new(next_file.load(std::sync::atomic::Ordering::SeqCst)),
+        wal: Mutex::new(WalState {
+            writer: wal_writer,
+            number: wal_number,
+            last_seq,
+        }),
+        writers: Mutex::new(write::WriteQueue::default()),
+        writers_cv: Condvar::new(),
+        manifest: Mutex::new(ManifestState {
+            meta,
+            writer: manifest_writer,
+            number: manifest_number,
+            open_files,
+        }),
+        compaction_lock: Mutex::new(()),
+        flush_lock: Mutex::new(()),
+        bg: Mutex::new(BgState::default()),
+        bg_cv: Condvar::new(),
+        snapshots: Arc::new(Mutex::new(BTreeMap::new())),
+        poisoned: Default::default(),
+        poison_reason: Mutex::new(None),
+        _lock: lock,
+        opts,
+    })
+}

@@ -1,0 +1,275 @@
+//! Point reads. A lookup walks memtables newest first, then level 0 newest first, then one
+//! file per deeper level; the first entry it meets decides (a newer source always holds
+//! newer versions). Range tombstones are checked once, against the entry found.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::{Db, DbInner, SuperVersion};
+use crate::batch::Keyspace;
+use crate::error::{Error, Result};
+use crate::manifest::RangeTombstone;
+use crate::sst::LookupResult;
+use crate::stats::Counters;
+use crate::types::{SeqNo, MAX_KEY_LEN};
+use crate::version::KeyspaceVersion;
+
+/// A consistent view of the database at one sequence number. Compaction keeps every
+/// version a live snapshot can see. Dropping the last clone releases it.
+#[derive(Clone)]
+pub struct Snapshot {
+    inner: Arc<SnapshotInner>,
+}
+
+struct SnapshotInner {
+    seq: SeqNo,
+    registry: Arc<Mutex<BTreeMap<SeqNo, usize>>>,
+}
+
+impl Drop for SnapshotInner {
+    fn drop(&mut self) {
+        let mut r = self.registry.lock();
+        if let Some(n) = r.get_mut(&self.seq) {
+            *n -= 1;
+            if *n == 0 {
+                r.remove(&self.seq);
+            }
+        }
+    }
+}
+
+impl Snapshot {
+    pub fn sequence(&self) -> SeqNo {
+        self.inner.seq
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({})", self.inner.seq)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    /// Read as of this snapshot; the latest state when `None`.
+    pub snapshot: Option<Snapshot>,
+    /// Iterators: first key (inclusive).
+    pub lower_bound: Option<Vec<u8>>,
+    /// Iterators: end key (exclusive).
+    pub upper_bound: Option<Vec<u8>>,
+    /// Iterators: only keys starting with this prefix (narrows the bounds).
+    pub prefix: Option<Vec<u8>>,
+}
+
+impl ReadOptions {
+    pub fn at(snapshot: &Snapshot) -> Self {
+        ReadOptions {
+            snapshot: Some(snapshot.clone()),
+            ..Default::default()
+        }
+    }
+}
+
+pub(crate) fn check_key(key: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "key of {} bytes exceeds the limit of {MAX_KEY_LEN} bytes",
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+impl DbInner {
+    pub(crate) fn read_seq(&self, ro: &ReadOptions) -> SeqNo {
+        match &ro.snapshot {
+            Some(s) => s.sequence(),
+            None => self.last_visible.load(Ordering::SeqCst),
+        }
+    }
+
+    pub(crate) fn new_snapshot(&self) -> Snapshot {
+        let mut r = self.snapshots.lock();
+        let seq = self.last_visible.load(Ordering::SeqCst);
+        *r.entry(seq).or_insert(0) += 1;
+        Snapshot {
+            inner: Arc::new(SnapshotInner {
+                seq,
+                registry: Arc::clone(&self.snapshots),
+            }),
+        }
+    }
+}
+
+pub(crate) fn keyspace_version<'a>(
+    sv: &'a SuperVersion,
+    ks: &Keyspace,
+) -> Result<&'a KeyspaceVersion> {
+    sv.version
+        .keyspaces
+        .get(&ks.id)
+        .ok_or_else(|| Error::KeyspaceNotFound(ks.name().to_string()))
+}
+
+/// Range tombstones of `ks` visible at `seq`, from memtables and the version.
+pub(crate) fn visible_tombstones(
+    sv: &SuperVersion,
+    kv: &KeyspaceVersion,
+    ks: u32,
+    seq: SeqNo,
+) -> Vec<RangeTombstone> {
+    let mut out: Vec<RangeTombstone> = kv
+        .range_tombstones
+        .iter()
+        .filter(|t| t.seq <= seq)
+        .cloned()
+        .collect();
+    for m in sv.memtables() {
+        if m.has_range_tombstones() {
+            out.extend(m.range_tombstones(ks).into_iter().filter(|t| t.seq <= seq));
+        }
+    }
+    out
+}
+
+fn covering_seq(tombstones: &[RangeTombstone], key: &[u8]) -> SeqNo {
+    tombstones
+        .iter()
+        .filter(|t| t.start.as_slice() <= key && key < t.end.as_slice())
+        .map(|t| t.seq)
+        .max()
+        .unwrap_or(0)
+}
+
+fn resolve(found: Option<LookupResult>, tombstone_seq: SeqNo) -> Option<Vec<u8>> {
+    match found {
+        Some(LookupResult::Found { seq, value }) if seq > tombstone_seq => Some(value),
+        _ => None,
+    }
+}
+
+fn lookup(
+    sv: &SuperVersion,
+    kv: &KeyspaceVersion,
+    ks: u32,
+    key: &[u8],
+    seq: SeqNo,
+) -> Result<Option<LookupResult>> {
+    for m in sv.memtables() {
+        if let Some(r) = m.get(ks, key, seq) {
+            return Ok(Some(r));
+        }
+    }
+    if let Some(l0) = kv.levels.first() {
+        for f in l0 {
+            if f.meta.min_seq > seq || !f.overlaps(key, key) {
+                continue;
+            }
+            if let Some(r) = f.reader.get(key, seq)? {
+                return Ok(Some(r));
+            }
+        }
+    }
+    for level in 1..kv.levels.len() {
+        if let Some(f) = kv.file_for_key(level, key) {
+            if let Some(r) = f.reader.get(key, seq)? {
+                return Ok(Some(r));
+            }
+        }
+    }
+    Ok(None)
+}
+
+impl Db {
+    /// The value of `key`, or `None` if it is absent or deleted.
+    pub fn get(&self, ks: &Keyspace, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        check_key(key)?;
+        let inner = &self.inner;
+        Counters::add(&inner.counters.gets, 1);
+        let sv = inner.super_version();
+        let seq = inner.read_seq(ro);
+        let kv = keyspace_version(&sv, ks)?;
+        let found = lookup(&sv, kv, ks.id, key, seq)?;
+        let has_tombstones =
+            !kv.range_tombstones.is_empty() || sv.memtables().any(|m| m.has_range_tombstones());
+        let tseq = if has_tombstones {
+            covering_seq(&visible_tombstones(&sv, kv, ks.id, seq), key)
+        } else {
+            0
+        };
+        Ok(resolve(found, tseq))
+    }
+
+    /// Looks up many keys at once. The keys are sorted and each file is visited once for all
+    /// the keys it may hold, so keys sharing a block share its read and adjacent blocks are
+    /// read together. Results come back in the order of `keys`.
+    pub fn multi_get(
+        &self,
+        ks: &Keyspace,
+        keys: &[&[u8]],
+        ro: &ReadOptions,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        for k in keys {
+            check_key(k)?;
+        }
+        let inner = &self.inner;
+        Counters::add(&inner.counters.gets, keys.len() as u64);
+        let sv = inner.super_version();
+        let seq = inner.read_seq(ro);
+        let kv = keyspace_version(&sv, ks)?;
+
+        let mut sorted: Vec<&[u8]> = keys.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut found: Vec<Option<LookupResult>> = vec![None; sorted.len()];
+        for m in sv.memtables() {
+            for (i, k) in sorted.iter().enumerate() {
+                if found[i].is_none() {
+                    found[i] = m.get(ks.id, k, seq);
+                }
+            }
+        }
+        if let Some(l0) = kv.levels.first() {
+            for f in l0 {
+                if f.meta.min_seq <= seq {
+                    f.reader.multi_get(&sorted, seq, &mut found)?;
+                }
+            }
+        }
+        for files in kv.levels.iter().skip(1) {
+            let mut start = 0;
+            for f in files {
+                // Keys before this file's range were served by earlier files (or none).
+                start += sorted[start..].partition_point(|k| *k < f.smallest_user_key());
+                let end = start + sorted[start..].partition_point(|k| *k <= f.largest_user_key());
+                if end > start && found[start..end].iter().any(|r| r.is_none()) {
+                    f.reader
+                        .multi_get(&sorted[start..end], seq, &mut found[start..end])?;
+                }
+                start = end;
+                if start == sorted.len() {
+                    break;
+                }
+            }
+        }
+        let tombstones = visible_tombstones(&sv, kv, ks.id, seq);
+        let values: Vec<Option<Vec<u8>>> = sorted
+            .iter()
+            .zip(found)
+            .map(|(k, r)| resolve(r, covering_seq(&tombstones, k)))
+            .collect();
+        Ok(keys
+            .iter()
+            .map(|k| sorted.binary_search(k).ok().and_then(|i| values[i].clone()))
+            .collect())
+    }
+
+    /// A consistent view for later reads (`ReadOptions::at`).
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.new_snapshot()
+    }
+}

@@ -1,0 +1,308 @@
+//! The write path: a queue of writers whose head becomes the *leader*, commits everyone
+//! queued behind it with one WAL write (and at most one fsync), applies the batches to the
+//! memtable and wakes the followers. While the leader waits on the disk, new writers queue
+//! up and form the next group: that is group commit.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::{background, Db, DbInner, SuperVersion, WalState};
+use crate::batch::{BatchOp, Keyspace, WriteBatch};
+use crate::error::{Error, Result};
+use crate::log::{LogKind, LogWriter};
+use crate::manifest::wal_file_name;
+use crate::memtable::Memtable;
+use crate::options::{Durability, WriteOptions};
+use crate::stats::Counters;
+use crate::types::{SeqNo, ValueKind};
+
+/// Upper bound on the bytes one leader commits, so one group's latency stays bounded.
+const MAX_GROUP_BYTES: usize = 4 << 20;
+
+pub(crate) struct Writer {
+    batch: Mutex<Option<WriteBatch>>,
+    durability: Durability,
+    size_bytes: usize,
+    result: Mutex<Option<Result<()>>>,
+}
+
+#[derive(Default)]
+pub(crate) struct WriteQueue {
+    pending: VecDeque<Arc<Writer>>,
+    leader_active: bool,
+}
+
+/// Applies decoded ops to a memtable, numbering them from `seq`. `live` filters out ops of
+/// keyspaces dropped since they were logged (WAL replay).
+pub(crate) fn apply_ops<'a>(
+    mem: &Memtable,
+    mut seq: SeqNo,
+    ops: impl IntoIterator<Item = &'a BatchOp<'a>>,
+    live: &dyn Fn(u32) -> bool,
+) {
+    for op in ops {
+        match *op {
+            BatchOp::Put { ks, key, value } if live(ks) => {
+                mem.insert(ks, key, seq, ValueKind::Put, value)
+            }
+            BatchOp::Delete { ks, key } if live(ks) => {
+                mem.insert(ks, key, seq, ValueKind::Delete, b"")
+            }
+            BatchOp::DeleteRange { ks, start, end } if live(ks) => {
+                mem.add_range_tombstone(ks, start, end, seq)
+            }
+            _ => {}
+        }
+        seq += 1;
+    }
+}
+
+impl Db {
+    pub fn put(&self, ks: &Keyspace, key: &[u8], value: &[u8], wo: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(ks, key, value);
+        self.write(b, wo)
+    }
+
+    pub fn delete(&self, ks: &Keyspace, key: &[u8], wo: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(ks, key);
+        self.write(b, wo)
+    }
+
+    /// Deletes every key in `[start, end)` with one range tombstone.
+    pub fn delete_range(
+        &self,
+        ks: &Keyspace,
+        start: &[u8],
+        end: &[u8],
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_range(ks, start, end);
+        self.write(b, wo)
+    }
+
+    /// Applies `batch` atomically: after a crash either all of it is visible or none.
+    pub fn write(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+        batch.validate()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let inner = &self.inner;
+        inner.check_poisoned()?;
+        {
+            let sv = inner.super_version();
+            for id in batch.keyspace_ids() {
+                if !sv.version.keyspaces.contains_key(id) {
+                    return Err(Error::KeyspaceNotFound(format!("id {id}")));
+                }
+            }
+        }
+        let w = Arc::new(Writer {
+            size_bytes: batch.size_bytes(),
+            batch: Mutex::new(Some(batch)),
+            durability: wo.durability,
+            result: Mutex::new(None),
+        });
+        let mut q = inner.writers.lock();
+        q.pending.push_back(Arc::clone(&w));
+        loop {
+            if let Some(r) = w.result.lock().take() {
+                return r;
+            }
+            let at_head = q.pending.front().is_some_and(|f| Arc::ptr_eq(f, &w));
+            if at_head && !q.leader_active {
+                break;
+            }
+            inner.writers_cv.wait(&mut q);
+        }
+        q.leader_active = true;
+        drop(q);
+
+        // Waiting for room happens before the group is formed, so writers arriving
+        // meanwhile join this group instead of each paying for the stall.
+        let room = inner.make_room();
+        let mut q = inner.writers.lock();
+        let mut group = Vec::new();
+        let mut bytes = 0;
+        while let Some(next) = q.pending.front() {
+            if !group.is_empty() && bytes + next.size_bytes > MAX_GROUP_BYTES {
+                break;
+            }
+            bytes += next.size_bytes;
+            if let Some(n) = q.pending.pop_front() {
+                group.push(n);
+            }
+        }
+        drop(q);
+        let result = room.and_then(|()| inner.commit_group(&group));
+        let mut q = inner.writers.lock();
+        for g in &group {
+            *g.result.lock() = Some(result.clone());
+        }
+        q.leader_active = false;
+        inner.writers_cv.notify_all();
+        drop(q);
+        let r = w.result.lock().take();
+        r.unwrap_or(result)
+    }
+}
+
+impl DbInner {
+    fn commit_group(&self, group: &[Arc<Writer>]) -> Result<()> {
+        let mut wal = self.wal.lock();
+        let first_seq = wal.last_seq + 1;
+        let mut seq = first_seq;
+        let mut need_sync = false;
+        let mut need_flush = false;
+        let mut batches = Vec::with_capacity(group.len());
+        let mut bytes = 0u64;
+        for g in group {
+            let Some(mut b) = g.batch.lock().take() else {
+                continue;
+            };
+            let rec = b.encode_with_seq(seq);
+            bytes += rec.len() as u64;
+            if let Err(e) = wal.writer.add_record(rec).map(|_| ()) {
+                self.poison(&e);
+                return Err(e);
+            }
+            need_sync |= g.durability == Durability::Sync;
+            need_flush |= g.durability == Durability::Flush;
+            batches.push((seq, b));
+            seq += u64::from(batches.last().map(|(_, b)| b.count()).unwrap_or(0));
+        }
+        let io = if need_sync {
+            Counters::add(&self.counters.wal_syncs, 1);
+            wal.writer.sync()
+        } else if need_flush || wal.writer.buffered_bytes() >= self.opts.wal_buffer_bytes {
+            wal.writer.flush()
+        } else {
+            Ok(())
+        };
+        if let Err(e) = io {
+            self.poison(&e);
+            return Err(e);
+        }
+        // The active memtable only changes under the WAL lock, which is held here.
+        let mem = Arc::clone(&self.sv.read().mem);
+        for (s, b) in &batches {
+            let ops: Vec<BatchOp<'_>> = b.ops().filter_map(|op| op.ok()).collect();
+            apply_ops(&mem, *s, &ops, &|_| true);
+        }
+        wal.last_seq = seq - 1;
+        self.last_visible.store(seq - 1, Ordering::SeqCst);
+        let c = &self.counters;
+        Counters::add(&c.writes, group.len() as u64);
+        Counters::add(&c.grouped_writes, group.len().saturating_sub(1) as u64);
+        Counters::add(&c.write_bytes, bytes);
+        Counters::add(&c.wal_bytes, bytes);
+        Ok(())
+    }
+
+    /// Blocks or slows the leader until the memtable has room and level 0 is not too deep.
+    pub(crate) fn make_room(&self) -> Result<()> {
+        let o = &self.opts;
+        let mut slowed = false;
+        loop {
+            self.check_poisoned()?;
+            let epoch = self.bg.lock().epoch;
+            let sv = self.super_version();
+            let l0 = max_l0_files(&sv);
+            let mem_full = sv.mem.approx_bytes() >= o.memtable_size_bytes;
+            if o.background_work {
+                let must_wait = l0 >= o.l0_stop_trigger
+                    || (mem_full && sv.imms.len() >= o.max_immutable_memtables);
+                if must_wait {
+                    let t = Instant::now();
+                    let mut bg = self.bg.lock();
+                    if bg.epoch == epoch && !bg.shutting_down {
+                        self.bg_cv.wait_for(&mut bg, Duration::from_millis(100));
+                    }
+                    Counters::add(&self.counters.stall_micros, t.elapsed().as_micros() as u64);
+                    continue;
+                }
+                if l0 >= o.l0_slowdown_trigger && !slowed {
+                    // The delay grows with how far level 0 is past the slowdown point, so
+                    // writers slow down smoothly instead of hitting the stop wall.
+                    let span = o
+                        .l0_stop_trigger
+                        .saturating_sub(o.l0_slowdown_trigger)
+                        .max(1);
+                    let over = (l0 + 1 - o.l0_slowdown_trigger) as u64;
+                    let delay = Duration::from_micros(1000 * over / span as u64);
+                    std::thread::sleep(delay);
+                    Counters::add(&self.counters.slowdown_micros, delay.as_micros() as u64);
+                    slowed = true;
+                    continue;
+                }
+            }
+            if mem_full {
+                {
+                    let mut wal = self.wal.lock();
+                    self.rotate_memtable(&mut wal)?;
+                }
+                if o.background_work {
+                    self.signal_bg();
+                } else {
+                    // No background threads: the writer that filled the memtable does the
+                    // flush and any compaction it triggers (deterministic, for tests).
+                    background::flush_all_immutables(self)?;
+                    while background::compact_once(self)? {}
+                }
+            }
+            return Ok(());
+        }
+    }
+
+    /// Freezes the active memtable and starts a new WAL for its successor.
+    /// REQUIRES: the WAL lock (passed in).
+    pub(crate) fn rotate_memtable(&self, wal: &mut WalState) -> Result<()> {
+        if self.sv.read().mem.is_empty() {
+            return Ok(());
+        }
+        let r = (|| {
+            // Only the newest WAL may end torn: the old one is made whole before the switch.
+            wal.writer.sync()?;
+            let number = self.alloc_file_number();
+            let path = self.dir.join(wal_file_name(number));
+            let mut writer = LogWriter::new(self.vfs.create(&path)?, path, LogKind::Wal)?;
+            writer.flush()?;
+            self.vfs.sync_dir(&self.dir)?;
+            Ok::<_, Error>((writer, number))
+        })();
+        let (writer, number) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                self.poison(&e);
+                return Err(e);
+            }
+        };
+        wal.writer = writer;
+        wal.number = number;
+        let mut sv = self.sv.write();
+        let mut imms = Vec::with_capacity(sv.imms.len() + 1);
+        imms.push(Arc::clone(&sv.mem));
+        imms.extend(sv.imms.iter().cloned());
+        *sv = Arc::new(SuperVersion {
+            mem: Arc::new(Memtable::new(number)),
+            imms,
+            version: Arc::clone(&sv.version),
+        });
+        Ok(())
+    }
+}
+
+pub(crate) fn max_l0_files(sv: &SuperVersion) -> usize {
+    sv.version
+        .keyspaces
+        .values()
+        .map(|k| k.levels.first().map_or(0, |l| l.len()))
+        .max()
+        .unwrap_or(0)
+}

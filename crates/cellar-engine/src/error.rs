@@ -1,0 +1,70 @@
+//! Typed errors. Corruption is its own kind and always names the file and the offset,
+//! so an operator can find the damaged bytes with `cellar inspect`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `Clone` so that an iterator can keep its first error and report it from `status()`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// The operating system refused an operation on a file.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// Bytes on disk are not what was written: a checksum, a magic number, a length or an
+    /// encoding does not check out. Never returned for bad caller input.
+    #[error("corruption in {file} at offset {offset}: {reason}")]
+    Corruption {
+        file: String,
+        offset: u64,
+        reason: String,
+    },
+    /// The caller asked for something the engine does not allow (oversized key, bad range, ...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// An earlier write-path failure (a failed fsync or write) left the database in a state
+    /// where acknowledging more writes could lie about durability. Reopen the database.
+    #[error("database refuses writes after an earlier failure ({0}); reopen it to recover")]
+    Poisoned(String),
+    #[error("keyspace {0:?} does not exist")]
+    KeyspaceNotFound(String),
+    #[error("keyspace {0:?} already exists")]
+    KeyspaceExists(String),
+    /// The on-disk format was written by an incompatible build.
+    #[error("{file}: unsupported format version {found} (this build reads {supported})")]
+    UnsupportedVersion {
+        file: String,
+        found: u32,
+        supported: u32,
+    },
+    #[error("database at {0} is already open in another process (lock held)")]
+    Locked(String),
+    #[error("database is closed")]
+    Closed,
+}
+
+impl Error {
+    pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.as_ref().display().to_string(),
+            source: Arc::new(source),
+        }
+    }
+
+    pub fn corruption(file: impl AsRef<Path>, offset: u64, reason: impl Into<String>) -> Self {
+        Error::Corruption {
+            file: file.as_ref().display().to_string(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+}

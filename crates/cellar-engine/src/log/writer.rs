@@ -1,0 +1,150 @@
+//! Appends framed records to a log file.
+//!
+//! Records are framed into an in-process buffer (`add_record`, no syscall), handed to the OS
+//! in one `append` (`flush`), and made durable by `sync`. The split lets the write path pick
+//! a durability level per write and lets group commit cover many records with one syscall.
+
+use std::path::{Path, PathBuf};
+
+use super::{record_crc, LogKind, MAX_RECORD_LEN};
+use crate::error::{Error, Result};
+use crate::vfs::WritableFile;
+
+/// Shrink the buffer back after a flush when an unusually large record grew it past this,
+/// so one 70 MB batch does not pin 70 MB for the life of the log.
+const KEEP_BUFFER_CAPACITY: usize = 4 << 20;
+
+pub struct LogWriter {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+    buf: Vec<u8>,
+    /// Bytes handed to the OS.
+    flushed: u64,
+    /// Bytes covered by the last successful sync.
+    synced: u64,
+    /// The first write or sync failure. After one, what reached the file is unknown (a
+    /// partial write, or pages a failed fsync dropped), so every later call fails with it
+    /// instead of appending after possibly torn bytes.
+    failed: Option<Error>,
+}
+
+impl LogWriter {
+    /// Starts a log in `file`, which must be empty (freshly created). The file header goes
+    /// into the buffer and reaches the OS with the first `flush`.
+    pub fn new(file: Box<dyn WritableFile>, path: PathBuf, kind: LogKind) -> Result<LogWriter> {
+        if !file.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "log writer for {} needs an empty file, found {} bytes",
+                path.display(),
+                file.len()
+            )));
+        }
+        Ok(LogWriter {
+            file,
+            path,
+            buf: kind.header().to_vec(),
+            flushed: 0,
+            synced: 0,
+            failed: None,
+        })
+    }
+
+    /// Frames `payload` into the in-process buffer and returns the file offset of the
+    /// record. Nothing reaches the OS until `flush` or `sync`.
+    pub fn add_record(&mut self, payload: &[u8]) -> Result<u64> {
+        self.check_failed()?;
+        if payload.len() > MAX_RECORD_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "log record of {} bytes exceeds the {MAX_RECORD_LEN}-byte limit",
+                payload.len()
+            )));
+        }
+        let offset = self.file_size();
+        // MAX_RECORD_LEN < 2^32, so the length always fits.
+        let len_field = (payload.len() as u32).to_le_bytes();
+        self.buf.reserve(super::RECORD_HEADER_LEN + payload.len());
+        self.buf
+            .extend_from_slice(&record_crc(len_field, payload).to_le_bytes());
+        self.buf.extend_from_slice(&len_field);
+        self.buf.extend_from_slice(payload);
+        Ok(offset)
+    }
+
+    /// Hands every buffered byte to the OS in one `append`. No syscall if nothing is
+    /// buffered.
+    pub fn flush(&mut self) -> Result<()> {
+        self.check_failed()?;
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = self.file.append(&self.buf) {
+            self.failed = Some(e.clone());
+            return Err(e);
+        }
+        self.flushed += self.buf.len() as u64;
+        self.buf.clear();
+        if self.buf.capacity() > KEEP_BUFFER_CAPACITY {
+            self.buf = Vec::new();
+        }
+        Ok(())
+    }
+
+    /// `flush`, then make the file durable.
+    pub fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        if let Err(e) = self.file.sync() {
+            self.failed = Some(e.clone());
+            return Err(e);
+        }
+        self.synced = self.flushed;
+        Ok(())
+    }
+
+    /// Bytes framed but not yet handed to the OS.
+    pub fn buffered_bytes(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Size of the log including buffered bytes (the offset the next record gets).
+    pub fn file_size(&self) -> u64 {
+        self.flushed + self.buf.len() as u64
+    }
+
+    /// Bytes the OS has (they survive a process crash).
+    pub fn flushed_size(&self) -> u64 {
+        self.flushed
+    }
+
+    /// Bytes the last successful `sync` made durable (they survive power loss).
+    pub fn synced_size(&self) -> u64 {
+        self.synced
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The error that poisoned this writer, if any.
+    pub fn failure(&self) -> Option<&Error> {
+        self.failed.as_ref()
+    }
+
+    fn check_failed(&self) -> Result<()> {
+        match &self.failed {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for LogWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogWriter")
+            .field("path", &self.path)
+            .field("flushed", &self.flushed)
+            .field("buffered", &self.buf.len())
+            .field("synced", &self.synced)
+            .field("failed", &self.failed)
+            .finish()
+    }
+}

@@ -1,0 +1,124 @@
+//! Tuning knobs, with defaults chosen for small records (keys 7–64 B, values 15–200 B).
+
+use std::sync::Arc;
+
+use crate::vfs::{RealVfs, Vfs};
+
+/// Per-block compression codec. The byte value is stored in every block trailer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Compression {
+    None = 0,
+    Lz4 = 1,
+    Zstd = 2,
+}
+
+impl Compression {
+    pub fn from_u8(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(Compression::None),
+            1 => Some(Compression::Lz4),
+            2 => Some(Compression::Zstd),
+            _ => None,
+        }
+    }
+}
+
+/// How far a write must travel before it is acknowledged (see `docs/durability.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Kept in the process's WAL buffer; lost if the process crashes before a later
+    /// `Flush`/`Sync` write or a buffer spill pushes it to the OS.
+    Buffered,
+    /// Written to the operating system (`write(2)`): survives a process crash.
+    #[default]
+    Flush,
+    /// `fdatasync` before acknowledging: survives power loss. Concurrent `Sync` writers
+    /// share one fsync (group commit).
+    Sync,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    pub durability: Durability,
+}
+
+impl WriteOptions {
+    pub fn new(durability: Durability) -> Self {
+        WriteOptions { durability }
+    }
+}
+
+#[derive(Clone)]
+pub struct Options {
+    pub vfs: Arc<dyn Vfs>,
+    pub create_if_missing: bool,
+    pub error_if_exists: bool,
+    /// Active memtable size at which it is frozen and flushed.
+    pub memtable_size_bytes: usize,
+    /// How many frozen memtables may wait for flush before writers stop.
+    pub max_immutable_memtables: usize,
+    /// Uncompressed size at which a data block is cut.
+    pub block_size_bytes: usize,
+    pub block_restart_interval: usize,
+    pub compression: Compression,
+    /// Bloom filter bits per key; 0 disables filters.
+    pub bloom_bits_per_key: u32,
+    pub block_cache_size_bytes: usize,
+    /// Read SST blocks with O_DIRECT, bypassing the page cache.
+    pub use_direct_reads: bool,
+    pub l0_compaction_trigger: usize,
+    /// L0 file count at which writers start being delayed, gradually more as it grows.
+    pub l0_slowdown_trigger: usize,
+    /// L0 file count at which writers wait for compaction.
+    pub l0_stop_trigger: usize,
+    pub level1_size_bytes: u64,
+    pub level_size_ratio: u64,
+    pub num_levels: usize,
+    pub target_file_size_bytes: u64,
+    /// WAL bytes buffered in-process for `Buffered` writes before they spill to the OS.
+    pub wal_buffer_bytes: usize,
+    /// Run flush and compaction on background threads. When off, the writer that fills the
+    /// memtable flushes it and runs the compactions it triggers itself (deterministic).
+    pub background_work: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            vfs: Arc::new(RealVfs),
+            create_if_missing: true,
+            error_if_exists: false,
+            memtable_size_bytes: 64 << 20,
+            max_immutable_memtables: 2,
+            block_size_bytes: 4096,
+            block_restart_interval: 16,
+            compression: Compression::Lz4,
+            bloom_bits_per_key: 10,
+            block_cache_size_bytes: 256 << 20,
+            use_direct_reads: false,
+            l0_compaction_trigger: 4,
+            l0_slowdown_trigger: 12,
+            l0_stop_trigger: 24,
+            level1_size_bytes: 256 << 20,
+            level_size_ratio: 10,
+            num_levels: 7,
+            target_file_size_bytes: 64 << 20,
+            wal_buffer_bytes: 64 << 10,
+            background_work: true,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("memtable_size_bytes", &self.memtable_size_bytes)
+            .field("block_size_bytes", &self.block_size_bytes)
+            .field("compression", &self.compression)
+            .field("bloom_bits_per_key", &self.bloom_bits_per_key)
+            .field("block_cache_size_bytes", &self.block_cache_size_bytes)
+            .field("use_direct_reads", &self.use_direct_reads)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,306 @@
+//! Writes an SST from internal keys added in increasing order: data blocks as they fill,
+//! then the filter, index and properties blocks and the footer.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::options::Compression;
+use crate::sst::block::{encode_index_value, BlockBuilder};
+use crate::sst::bloom::BloomBuilder;
+use crate::sst::format::{
+    block_crc, compress_block, mask_crc, BlockHandle, Footer, Properties, FORMAT_VERSION,
+};
+use crate::sst::{SstOptions, SstSummary};
+use crate::types::{self, compare_internal, ValueKind};
+use crate::vfs::WritableFile;
+
+/// Blocks are gathered into writes of about this size instead of one syscall per block.
+const WRITE_BUFFER: usize = 64 << 10;
+
+pub struct SstBuilder {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+    opts: SstOptions,
+    data: BlockBuilder,
+    index: BlockBuilder,
+    bloom: Option<BloomBuilder>,
+    /// Bytes of the file so far, buffered or not.
+    offset: u64,
+    out: Vec<u8>,
+    /// The last flushed data block waits for the next key to choose its separator.
+    pending: Option<BlockHandle>,
+    last_key: Vec<u8>,
+    props: Properties,
+    scratch: Vec<u8>,
+}
+
+impl SstBuilder {
+    pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: SstOptions) -> Self {
+        let mut props = Properties::new(opts.compression);
+        props.bloom_bits_per_key = opts.bloom_bits_per_key;
+        props.block_size_bytes = opts.block_size_bytes as u64;
+        props.block_restart_interval = opts.block_restart_interval.max(1) as u64;
+        props.min_seq = u64::MAX;
+        SstBuilder {
+            offset: file.len(),
+            file,
+            path,
+            data: BlockBuilder::new(opts.block_restart_interval),
+            index: BlockBuilder::new(1),
+            bloom: (opts.bloom_bits_per_key > 0)
+                .then(|| BloomBuilder::new(opts.bloom_bits_per_key)),
+            opts,
+            out: Vec::new(),
+            pending: None,
+            last_key: Vec::new(),
+            props,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Adds one entry. `ikey` must sort after every key added before.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let Some((ukey, trailer)) = types::split_internal(ikey) else {
+            return Err(Error::InvalidArgument(
+                "SST key shorter than an internal-key trailer".into(),
+            ));
+        };
+        debug_assert!(
+            self.props.num_entries == 0
+                || compare_internal(&self.last_key, ikey) == std::cmp::Ordering::Less,
+            "SST keys must be added in increasing order"
+        );
+        let new_user_key = self.props.num_entries == 0 || types::user_key(&self.last_key) != ukey;
+        if let Some(h) = self.pending.take() {
+            self.add_index_entry(h, Some(ikey));
+        }
+        if new_user_key {
+            if let Some(b) = &mut self.bloom {
+                b.add_key(ukey);
+            }
+        }
+        let (seq, kind) = types::unpack_trailer(trailer);
+        let p = &mut self.props;
+        if p.num_entries == 0 {
+            p.smallest = ikey.to_vec();
+        }
+        p.num_entries += 1;
+        if kind == ValueKind::Delete as u8 {
+            p.num_deletions += 1;
+        }
+        p.min_seq = p.min_seq.min(seq);
+        p.max_seq = p.max_seq.max(seq);
+        p.raw_key_bytes += ikey.len() as u64;
+        p.raw_value_bytes += value.len() as u64;
+
+        self.data.add(ikey, value);
+        self.last_key.clear();
+        self.last_key.extend_from_slice(ikey);
+        if self.data.size_estimate() >= self.opts.block_size_bytes {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    /// Bytes the file would have if finished now (index and filter estimated).
+    pub fn estimated_file_size(&self) -> u64 {
+        let pending = self.data.size_estimate() + self.index.size_estimate();
+        let filter = self.bloom.as_ref().map_or(0, |b| b.estimated_len());
+        self.offset + (pending + filter) as u64
+    }
+
+    pub fn num_entries(&self) -> u64 {
+        self.props.num_entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.props.num_entries == 0
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn finish(mut self) -> Result<SstSummary> {
+        self.flush_data_block()?;
+        if let Some(h) = self.pending.take() {
+            self.add_index_entry(h, None);
+        }
+        let filter = match &self.bloom {
+            Some(b) if b.num_keys() > 0 => {
+                let bits = b.finish();
+                // Bloom bits are random: compressing them would only cost CPU.
+                self.write_block(&bits, Compression::None)?
+            }
+            _ => BlockHandle::default(),
+        };
+        let index_raw = self.index.finish();
+        let index = self.write_block(&index_raw, self.opts.compression)?;
+
+        let p = &mut self.props;
+        if p.num_entries == 0 {
+            p.min_seq = 0;
+        }
+        p.largest = self.last_key.clone();
+        p.index_bytes = index.len_with_trailer();
+        p.filter_bytes = if filter.size > 0 {
+            filter.len_with_trailer()
+        } else {
+            0
+        };
+        p.creation_time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let props_raw = p.encode();
+        let properties = self.write_block(&props_raw, Compression::None)?;
+
+        let footer = Footer {
+            index,
+            filter,
+            properties,
+            version: FORMAT_VERSION,
+        };
+        let footer = footer.encode();
+        self.out.extend_from_slice(&footer);
+        self.offset += footer.len() as u64;
+        self.flush_out()?;
+        self.file.sync()?;
+        let p = &self.props;
+        Ok(SstSummary {
+            file_size: self.offset,
+            num_entries: p.num_entries,
+            num_deletions: p.num_deletions,
+            smallest: p.smallest.clone(),
+            largest: p.largest.clone(),
+            min_seq: p.min_seq,
+            max_seq: p.max_seq,
+        })
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data.is_empty() {
+            return Ok(());
+        }
+        let raw = self.data.finish();
+        let h = self.write_block(&raw, self.opts.compression)?;
+        self.props.num_data_blocks += 1;
+        self.props.data_bytes += h.len_with_trailer();
+        self.pending = Some(h);
+        Ok(())
+    }
+
+    /// Appends payload + trailer; returns the block's handle.
+    fn write_block(&mut self, raw: &[u8], codec: Compression) -> Result<BlockHandle> {
+        let used = compress_block(raw, codec, &mut self.scratch);
+        let handle = BlockHandle::new(self.offset, self.scratch.len() as u64);
+        self.out.extend_from_slice(&self.scratch);
+        self.out.push(used as u8);
+        let crc = mask_crc(block_crc(&self.scratch, used as u8));
+        self.out.extend_from_slice(&crc.to_le_bytes());
+        self.offset = handle.end();
+        if self.out.len() >= WRITE_BUFFER {
+            self.flush_out()?;
+        }
+        Ok(handle)
+    }
+
+    fn flush_out(&mut self) -> Result<()> {
+        if !self.out.is_empty() {
+            self.file.append(&self.out)?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+
+    /// Index key for the block ending in `last_key`, given the first key of the next block.
+    /// Usually a short user key strictly between the two (no trailer needed: it stands for
+    /// the largest internal key of that user key); the full last key only when one user
+    /// key's versions straddle the boundary.
+    fn add_index_entry(&mut self, handle: BlockHandle, next: Option<&[u8]>) {
+        let last_user = types::user_key(&self.last_key);
+        let mut value = Vec::with_capacity(20);
+        let sep = match next {
+            Some(next) if types::user_key(next) == last_user => {
+                encode_index_value(handle, Some(types::trailer(&self.last_key)), &mut value);
+                last_user.to_vec()
+            }
+            Some(next) => {
+                encode_index_value(handle, None, &mut value);
+                shortest_separator(last_user, types::user_key(next))
+            }
+            None => {
+                encode_index_value(handle, None, &mut value);
+                short_successor(last_user)
+            }
+        };
+        self.index.add(&sep, &value);
+    }
+}
+
+/// A short `s` with `a <= s < b` (requires `a < b`). Takes the common prefix plus one byte
+/// of `a` bumped by one when that stays below `b`; otherwise keeps `a`'s next byte and bumps
+/// the first later byte of `a` that is not 0xff. Falls back to `a` itself.
+pub fn shortest_separator(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    if p >= a.len() || p >= b.len() {
+        // One is a prefix of the other: `a` is a prefix of `b`, nothing shorter fits.
+        return a.to_vec();
+    }
+    if a[p] < 0xff && a[p] + 1 < b[p] {
+        let mut s = a[..=p].to_vec();
+        s[p] += 1;
+        return s;
+    }
+    // a[..=p] < b[..=p], so any bump after position p stays below b.
+    for i in p + 1..a.len() {
+        if a[i] < 0xff {
+            let mut s = a[..=i].to_vec();
+            s[i] += 1;
+            return s;
+        }
+    }
+    a.to_vec()
+}
+
+/// A short `s >= a`: `a` cut after its first non-0xff byte, which is bumped.
+pub fn short_successor(a: &[u8]) -> Vec<u8> {
+    match a.iter().position(|&x| x != 0xff) {
+        Some(i) => {
+            let mut s = a[..=i].to_vec();
+            s[i] += 1;
+            s
+        }
+        None => a.to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn separators() {
+        assert_eq!(shortest_separator(b"abc", b"abe"), b"abd");
+        assert_eq!(shortest_separator(b"abcxyz", b"abd"), b"abcy");
+        assert_eq!(shortest_separator(b"ab", b"abc"), b"ab");
+        assert_eq!(shortest_separator(b"ab\xff\xff", b"ac"), b"ab\xff\xff");
+        assert_eq!(shortest_separator(b"", b"a"), b"");
+        assert_eq!(short_successor(b"\xff\xffa"), b"\xff\xffb");
+        assert_eq!(short_successor(b"\xff"), b"\xff");
+        assert_eq!(short_successor(b"abc"), b"b");
+    }
+
+    proptest! {
+        #[test]
+        fn separator_is_between(mut a in proptest::collection::vec(any::<u8>(), 0..6),
+                                mut b in proptest::collection::vec(any::<u8>(), 0..6)) {
+            if a == b { b.push(0); }
+            if a > b { std::mem::swap(&mut a, &mut b); }
+            let s = shortest_separator(&a, &b);
+            prop_assert!(a <= s && s < b);
+            prop_assert!(s.len() <= a.len());
+            prop_assert!(short_successor(&a) >= a);
+        }
+    }
+}

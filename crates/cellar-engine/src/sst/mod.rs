@@ -1,0 +1,83 @@
+//! Sorted string tables: immutable files of internal keys in `compare_internal` order.
+//!
+//! File layout (all integers little-endian; full byte-level description in
+//! `docs/format/sstable.md`):
+//!
+//! ```text
+//! data block 0 | ... | data block N-1 | filter block? | index block | properties block | footer
+//! ```
+//!
+//! Every block on disk is `payload ++ type: u8 ++ crc: u32`, where `type` is the
+//! [`Compression`] codec of the payload and `crc` is the masked crc32c of `payload ++ type`.
+//! A compressed payload is `varint uncompressed_len ++ codec output` (lz4 block format or a
+//! zstd frame); blocks whose compression saves less than 1/8 are stored uncompressed.
+//!
+//! - Data blocks ([`block`]): prefix-compressed entries with restart points, cut once the
+//!   uncompressed size reaches `block_size_bytes`.
+//! - Filter block ([`bloom`]): one bloom filter over the file's distinct user keys.
+//! - Index block: one entry per data block, restart interval 1. Key = a short user key `S`
+//!   with `last_key(block) <= (S, trailer 0) < first_key(next block)`; value = varint
+//!   offset, varint size, and an 8-byte trailer only when one user key's versions straddle
+//!   the boundary (then `S` + trailer is exactly the block's last internal key).
+//! - Properties block ([`format::Properties`]): counts, sequence range, key range, settings.
+//! - Footer ([`format::Footer`]), 64 bytes: index, filter and properties handles as fixed u64
+//!   pairs, format version u32, masked crc32c of the preceding 52 bytes, magic "CELLRSST".
+
+pub mod block;
+pub mod bloom;
+pub mod builder;
+pub mod cache;
+pub mod format;
+pub mod reader;
+
+#[cfg(test)]
+mod tests;
+
+pub use block::{Block, BlockIter, IndexBlock, IndexEntry};
+pub use builder::SstBuilder;
+pub use cache::BlockCache;
+pub use format::{BlockHandle, Footer, Properties};
+pub use reader::{LookupResult, SstIterator, SstReader};
+
+use crate::options::{Compression, Options};
+
+/// The subset of [`Options`] that shapes an SST file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SstOptions {
+    /// Uncompressed size at which a data block is cut.
+    pub block_size_bytes: usize,
+    /// Entries between full keys in a data block (values below 1 act as 1).
+    pub block_restart_interval: usize,
+    pub compression: Compression,
+    /// 0 writes no filter.
+    pub bloom_bits_per_key: u32,
+}
+
+impl SstOptions {
+    pub fn from_options(o: &Options) -> Self {
+        SstOptions {
+            block_size_bytes: o.block_size_bytes,
+            block_restart_interval: o.block_restart_interval,
+            compression: o.compression,
+            bloom_bits_per_key: o.bloom_bits_per_key,
+        }
+    }
+}
+
+impl Default for SstOptions {
+    fn default() -> Self {
+        SstOptions::from_options(&Options::default())
+    }
+}
+
+/// What a finished file holds; `smallest`/`largest` are internal keys (empty if no entries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SstSummary {
+    pub file_size: u64,
+    pub num_entries: u64,
+    pub num_deletions: u64,
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
+    pub min_seq: u64,
+    pub max_seq: u64,
+}

@@ -1,0 +1,520 @@
+//! Whole-file tests: builder → reader round trips against a model, corruption of every
+//! byte, resident memory per key, and coalesced multi_get reads.
+
+use std::cmp::Ordering;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use proptest::prelude::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::*;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::stats::Counters;
+use crate::types::{compare_internal, make_internal_key, split_internal, unpack_trailer, MAX_SEQ};
+use crate::vfs::{RandomAccessFile, RealVfs, Vfs, WritableFile};
+
+const NAME: &str = "000042.sst";
+
+struct MemWritable(Arc<Mutex<Vec<u8>>>);
+
+impl WritableFile for MemWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.0.lock().extend_from_slice(data);
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        self.0.lock().len() as u64
+    }
+}
+
+struct MemFile(Vec<u8>);
+
+impl RandomAccessFile for MemFile {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let src = usize::try_from(offset)
+            .ok()
+            .and_then(|o| self.0.get(o..o.checked_add(buf.len())?));
+        match src {
+            Some(s) => {
+                buf.copy_from_slice(s);
+                Ok(())
+            }
+            None => Err(Error::io(
+                NAME,
+                std::io::Error::from(std::io::ErrorKind::UnexpectedEof),
+            )),
+        }
+    }
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+}
+
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn build(entries: &Entries, opts: SstOptions) -> (Vec<u8>, SstSummary) {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let mut b = SstBuilder::new(
+        Box::new(MemWritable(buf.clone())),
+        PathBuf::from(NAME),
+        opts,
+    );
+    for (k, v) in entries {
+        b.add(k, v).expect("add");
+    }
+    let summary = b.finish().expect("finish");
+    let bytes = buf.lock().clone();
+    assert_eq!(summary.file_size, bytes.len() as u64);
+    (bytes, summary)
+}
+
+fn open(bytes: Vec<u8>, cache_bytes: usize) -> Result<(SstReader, Arc<Counters>)> {
+    let counters = Arc::new(Counters::default());
+    let r = SstReader::open(
+        Arc::new(MemFile(bytes)),
+        PathBuf::from(NAME),
+        42,
+        Arc::new(BlockCache::new(cache_bytes)),
+        counters.clone(),
+    )?;
+    Ok((r, counters))
+}
+
+fn opts(compression: Compression, bloom: u32, block: usize, restart: usize) -> SstOptions {
+    SstOptions {
+        block_size_bytes: block,
+        block_restart_interval: restart,
+        compression,
+        bloom_bits_per_key: bloom,
+    }
+}
+
+fn random_user_key(rng: &mut StdRng) -> Vec<u8> {
+    const ALPHABET: [u8; 6] = [0x00, 0x01, b'a', b'b', 0xfe, 0xff];
+    match rng.gen_range(0..20) {
+        0..=11 => (0..rng.gen_range(0..6))
+            .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())])
+            .collect(),
+        12..=18 => (0..rng.gen_range(7..24)).map(|_| rng.gen()).collect(),
+        _ => {
+            let mut k = vec![b'L'; rng.gen_range(100..3000)];
+            let last = k.len() - 1;
+            k[last] = rng.gen();
+            k
+        }
+    }
+}
+
+fn random_value(rng: &mut StdRng) -> Vec<u8> {
+    let len = match rng.gen_range(0..40) {
+        0..=27 => rng.gen_range(0..40),
+        28..=38 => rng.gen_range(0..300),
+        _ => rng.gen_range(1000..100_000),
+    };
+    if rng.gen_bool(0.5) {
+        (0..len).map(|i| (i % 13) as u8).collect() // compressible
+    } else {
+        (0..len).map(|_| rng.gen()).collect()
+    }
+}
+
+/// Sorted internal-key entries with several versions per key, deletes and odd keys.
+fn random_entries(rng: &mut StdRng, n_users: usize) -> Entries {
+    let mut users: Vec<Vec<u8>> = (0..n_users).map(|_| random_user_key(rng)).collect();
+    users.sort();
+    users.dedup();
+    let mut out = Vec::new();
+    for u in users {
+        let versions = if rng.gen_bool(0.7) {
+            1
+        } else {
+            rng.gen_range(2..6)
+        };
+        let mut seqs: Vec<u64> = (0..versions).map(|_| rng.gen_range(1..1000)).collect();
+        seqs.sort();
+        seqs.dedup();
+        for s in seqs {
+            let del = rng.gen_bool(0.2);
+            let v = if del { Vec::new() } else { random_value(rng) };
+            out.push((make_internal_key(&u, s, u8::from(!del)), v));
+        }
+    }
+    out.sort_by(|a, b| compare_internal(&a.0, &b.0));
+    out
+}
+
+/// The model answer for `get`.
+fn expected_get(entries: &Entries, user_key: &[u8], seq: u64) -> Option<LookupResult> {
+    entries.iter().find_map(|(k, v)| {
+        let (u, t) = split_internal(k)?;
+        let (s, kind) = unpack_trailer(t);
+        (u == user_key && s <= seq).then(|| match kind {
+            0 => LookupResult::Deleted { seq: s },
+            _ => LookupResult::Found {
+                seq: s,
+                value: v.clone(),
+            },
+        })
+    })
+}
+
+fn collect_forward(it: &mut SstIterator) -> Entries {
+    let mut got = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        got.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    got
+}
+
+fn check_round_trip(entries: &Entries, o: SstOptions, cache: usize, rng: &mut StdRng) {
+    let (bytes, summary) = build(entries, o.clone());
+    assert_eq!(summary.num_entries, entries.len() as u64);
+    let (r, _) = open(bytes, cache).expect("open");
+    let p = r.properties();
+    assert_eq!(p.num_entries, entries.len() as u64);
+    assert_eq!(p.smallest, entries[0].0);
+    assert_eq!(summary.largest, entries[entries.len() - 1].0);
+
+    let mut it = r.iter();
+    assert!(collect_forward(&mut it) == *entries, "forward scan differs");
+    it.status().expect("status");
+    let mut back = Vec::new();
+    it.seek_to_last();
+    while it.valid() {
+        back.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    back.reverse();
+    assert!(back == *entries, "backward scan differs");
+
+    let users: Vec<Vec<u8>> = entries
+        .iter()
+        .map(|(k, _)| crate::types::user_key(k).to_vec())
+        .collect();
+    let pick_user = |rng: &mut StdRng| {
+        if rng.gen_bool(0.8) {
+            users[rng.gen_range(0..users.len())].clone()
+        } else {
+            random_user_key(rng)
+        }
+    };
+    for _ in 0..60 {
+        let u = pick_user(rng);
+        let seq = if rng.gen_bool(0.2) {
+            MAX_SEQ
+        } else {
+            rng.gen_range(0..1100)
+        };
+        let kind = [0u8, 1, 0xff][rng.gen_range(0..3)];
+        let t = make_internal_key(&u, seq, kind);
+        let ge = entries.partition_point(|(k, _)| compare_internal(k, &t) == Ordering::Less);
+        it.seek(&t);
+        assert_eq!(
+            it.valid().then(|| it.key()),
+            entries.get(ge).map(|e| &e.0[..])
+        );
+        if it.valid() {
+            it.next();
+            assert_eq!(
+                it.valid().then(|| it.key()),
+                entries.get(ge + 1).map(|e| &e.0[..])
+            );
+        }
+        let le = entries.partition_point(|(k, _)| compare_internal(k, &t) != Ordering::Greater);
+        it.seek_for_prev(&t);
+        let want = le.checked_sub(1).map(|i| &entries[i].0[..]);
+        assert_eq!(it.valid().then(|| it.key()), want);
+        if it.valid() {
+            it.prev();
+            let want = le.checked_sub(2).map(|i| &entries[i].0[..]);
+            assert_eq!(it.valid().then(|| it.key()), want);
+        }
+        assert_eq!(r.get(&u, seq).expect("get"), expected_get(entries, &u, seq));
+    }
+    it.status().expect("status");
+
+    // multi_get against get, with a few slots already answered by a newer layer.
+    let mut q: Vec<Vec<u8>> = (0..40).map(|_| pick_user(rng)).collect();
+    q.sort();
+    q.dedup();
+    let seq = rng.gen_range(0..1100);
+    let keys: Vec<&[u8]> = q.iter().map(|k| &k[..]).collect();
+    let sentinel = LookupResult::Deleted { seq: u64::MAX };
+    let mut results: Vec<Option<LookupResult>> = (0..keys.len())
+        .map(|i| (i % 7 == 3).then(|| sentinel.clone()))
+        .collect();
+    r.multi_get(&keys, seq, &mut results).expect("multi_get");
+    for (i, k) in keys.iter().enumerate() {
+        let want = if i % 7 == 3 {
+            Some(sentinel.clone())
+        } else {
+            r.get(k, seq).expect("get")
+        };
+        assert_eq!(results[i], want);
+    }
+    r.verify_checksums().expect("verify");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn round_trip_matches_model(seed in any::<u64>(), n in 1usize..300,
+                                block in prop::sample::select(vec![64usize, 256, 1024, 4096]),
+                                restart in prop::sample::select(vec![1usize, 2, 16])) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let entries = random_entries(&mut rng, n);
+        for c in [Compression::None, Compression::Lz4, Compression::Zstd] {
+            for bloom in [0, 10] {
+                let cache = if rng.gen_bool(0.5) { 0 } else { 64 << 10 };
+                check_round_trip(&entries, opts(c, bloom, block, restart), cache, &mut rng);
+            }
+        }
+    }
+}
+
+fn is_named_corruption(e: &Error) -> bool {
+    e.is_corruption() && e.to_string().contains(NAME)
+}
+
+/// Flips every byte of a small multi-block file: each read either fails with a
+/// `Corruption` naming the file or returns exactly the original data.
+#[test]
+fn every_corrupted_byte_is_detected_or_harmless() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let entries: Entries = (0..60u64)
+        .map(|i| {
+            let v: Vec<u8> = if i % 3 == 0 {
+                vec![b'x'; 40]
+            } else {
+                (0..30).map(|_| rng.gen()).collect()
+            };
+            (
+                make_internal_key(format!("key{i:03}").as_bytes(), i + 1, (i % 5 != 0) as u8),
+                v,
+            )
+        })
+        .collect();
+    for c in [Compression::None, Compression::Lz4, Compression::Zstd] {
+        let (good, _) = build(&entries, opts(c, 10, 256, 4));
+        let gets: Vec<_> = entries
+            .iter()
+            .map(|(k, _)| {
+                let u = crate::types::user_key(k);
+                (u.to_vec(), expected_get(&entries, u, MAX_SEQ))
+            })
+            .collect();
+        for i in 0..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 1 << (i % 8);
+            let (r, _) = match open(bad, 0) {
+                Ok(r) => r,
+                Err(e) => {
+                    assert!(is_named_corruption(&e), "byte {i}: {e}");
+                    continue;
+                }
+            };
+            let mut it = r.iter();
+            let got = collect_forward(&mut it);
+            match it.status() {
+                Ok(()) => assert!(got == entries, "byte {i}: wrong data from scan"),
+                Err(e) => assert!(is_named_corruption(&e), "byte {i}: {e}"),
+            }
+            for (u, want) in &gets {
+                match r.get(u, MAX_SEQ) {
+                    Ok(v) => assert_eq!(&v, want, "byte {i}: wrong get"),
+                    Err(e) => assert!(is_named_corruption(&e), "byte {i}: {e}"),
+                }
+            }
+            if let Err(e) = r.verify_checksums() {
+                assert!(is_named_corruption(&e), "byte {i}: {e}");
+            }
+        }
+        for len in [
+            0,
+            1,
+            63,
+            64,
+            good.len() / 2,
+            good.len() - 64,
+            good.len() - 1,
+        ] {
+            let e = open(good[..len].to_vec(), 0)
+                .err()
+                .expect("truncated file opened");
+            assert!(is_named_corruption(&e), "len {len}: {e}");
+        }
+    }
+}
+
+#[test]
+fn resident_bytes_per_key_at_default_options() {
+    let mut rng = StdRng::seed_from_u64(1);
+    let n = 200_000u64;
+    let mut keys: Vec<[u8; 16]> = (0..n).map(|_| rng.gen()).collect();
+    keys.sort();
+    keys.dedup();
+    let entries: Entries = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let v: Vec<u8> = (0..100).map(|_| rng.gen()).collect();
+            (make_internal_key(k, i as u64 + 1, 1), v)
+        })
+        .collect();
+    let (bytes, _) = build(&entries, SstOptions::default());
+    let (r, _) = open(bytes, 0).expect("open");
+    let per_key = r.resident_bytes() as f64 / entries.len() as f64;
+    let p = r.properties();
+    println!(
+        "resident {:.3} B/key ({} keys, {} blocks, index {} B, filter {} B)",
+        per_key,
+        entries.len(),
+        p.num_data_blocks,
+        r.index().resident_bytes(),
+        p.filter_bytes
+    );
+    assert!(per_key <= 2.0, "{per_key} resident bytes per key");
+}
+
+#[test]
+fn multi_get_coalesces_reads() {
+    let entries: Entries = (0..20_000u64)
+        .map(|i| {
+            (
+                make_internal_key(format!("user{i:08}").as_bytes(), 9, 1),
+                vec![7; 100],
+            )
+        })
+        .collect();
+    let (bytes, _) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
+    let (r, counters) = open(bytes, 0).expect("open");
+    let q: Vec<Vec<u8>> = (5000..7000u64)
+        .map(|i| format!("user{i:08}").into_bytes())
+        .collect();
+    let keys: Vec<&[u8]> = q.iter().map(|k| &k[..]).collect();
+
+    let before = counters.device_reads.load(Relaxed);
+    let singles: Vec<_> = keys.iter().map(|k| r.get(k, 10).expect("get")).collect();
+    let single_reads = counters.device_reads.load(Relaxed) - before;
+
+    let before = counters.device_reads.load(Relaxed);
+    let mut results = vec![None; keys.len()];
+    r.multi_get(&keys, 10, &mut results).expect("multi_get");
+    let multi_reads = counters.device_reads.load(Relaxed) - before;
+    assert_eq!(results, singles);
+    assert!(results.iter().all(|x| x.is_some()));
+    println!(
+        "{} keys: {single_reads} reads with get, {multi_reads} with multi_get",
+        keys.len()
+    );
+    assert_eq!(single_reads, keys.len() as u64);
+    assert!(multi_reads * 10 < single_reads);
+}
+
+/// A key whose versions straddle many blocks still costs one block read per lookup, and
+/// absent keys past the file or rejected by the filter cost none.
+#[test]
+fn one_block_read_per_get() {
+    let mut entries: Entries = (1..=300u64)
+        .rev()
+        .map(|s| (make_internal_key(b"hot", s, 1), s.to_le_bytes().to_vec()))
+        .collect();
+    entries.insert(0, (make_internal_key(b"a", 1, 1), b"v".to_vec()));
+    entries.push((make_internal_key(b"z", 1, 0), Vec::new()));
+    let (bytes, _) = build(&entries, opts(Compression::None, 10, 128, 2));
+    let (r, c) = open(bytes, 0).expect("open");
+    assert!(r.properties().num_data_blocks > 20);
+    for seq in 0..=301u64 {
+        let before = c.device_reads.load(Relaxed);
+        let got = r.get(b"hot", seq).expect("get");
+        assert_eq!(got, expected_get(&entries, b"hot", seq));
+        assert_eq!(c.device_reads.load(Relaxed) - before, 1, "seq {seq}");
+    }
+    let before = c.device_reads.load(Relaxed);
+    assert_eq!(r.get(b"zz", 5).expect("get"), None);
+    assert_eq!(c.device_reads.load(Relaxed), before);
+    assert_eq!(
+        r.get(b"z", 5).expect("get"),
+        Some(LookupResult::Deleted { seq: 1 })
+    );
+}
+
+#[test]
+fn empty_file_and_real_vfs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vfs = RealVfs;
+    let path = dir.path().join(NAME);
+    let b = SstBuilder::new(
+        vfs.create(&path).expect("create"),
+        path.clone(),
+        SstOptions::default(),
+    );
+    let s = b.finish().expect("finish");
+    assert_eq!(s.num_entries, 0);
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    let counters = Arc::new(Counters::default());
+    let open_real = |p: &std::path::Path| {
+        let f = vfs.open_read(p, false).expect("open_read");
+        SstReader::open(f, p.to_path_buf(), 1, cache.clone(), counters.clone()).expect("open")
+    };
+    let r = open_real(&path);
+    assert!(!r.iter().valid());
+    let mut it = r.iter();
+    it.seek_to_last();
+    assert!(!it.valid() && it.status().is_ok());
+    assert_eq!(r.get(b"k", MAX_SEQ).expect("get"), None);
+
+    let mut rng = StdRng::seed_from_u64(3);
+    let entries = random_entries(&mut rng, 500);
+    let mut b = SstBuilder::new(
+        vfs.create(&path).expect("create"),
+        path.clone(),
+        SstOptions::default(),
+    );
+    for (k, v) in &entries {
+        b.add(k, v).expect("add");
+    }
+    let s = b.finish().expect("finish");
+    assert_eq!(s.file_size, vfs.file_size(&path).expect("size"));
+    let r = open_real(&path);
+    let mut it = r.iter();
+    assert!(collect_forward(&mut it) == entries);
+    // Second scan is served from the cache.
+    let hits = counters.block_cache_hits.load(Relaxed);
+    assert!(collect_forward(&mut it) == entries);
+    assert!(counters.block_cache_hits.load(Relaxed) > hits);
+    assert!(cache.used_bytes() > 0);
+    r.verify_checksums().expect("verify");
+    for h in r.data_block_handles().expect("handles") {
+        let block = r.read_block(h).expect("block");
+        let mut bi = block.iter();
+        bi.seek_to_first();
+        assert!(bi.valid());
+    }
+}
+
+#[test]
+fn iterator_is_static_and_send() {
+    fn assert_send<T: Send + 'static>(_: &T) {}
+    let entries = vec![(make_internal_key(b"a", 1, 1), b"1".to_vec())];
+    let (bytes, _) = build(&entries, SstOptions::default());
+    let (r, _) = open(bytes, 0).expect("open");
+    let it = r.iter();
+    assert_send(&it);
+    drop(r);
+    let handle = std::thread::spawn(move || {
+        let mut it = it;
+        collect_forward(&mut it)
+    });
+    assert_eq!(handle.join().expect("thread"), entries);
+}

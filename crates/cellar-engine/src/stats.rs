@@ -1,0 +1,111 @@
+//! Counters the engine keeps while it runs, and the `Stats` snapshot `Db::stats()` returns.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Live counters, shared by every component of one database. Relaxed atomics: these are
+/// for observation, never for synchronisation.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// `pread`s issued against SST files (block cache misses, possibly coalesced).
+    pub device_reads: AtomicU64,
+    pub device_read_bytes: AtomicU64,
+    pub block_cache_hits: AtomicU64,
+    pub block_cache_misses: AtomicU64,
+    /// Point lookups a bloom filter answered "absent" without touching a block.
+    pub bloom_negatives: AtomicU64,
+    /// Filter said "maybe" but the key was not in the file.
+    pub bloom_false_positives: AtomicU64,
+    pub gets: AtomicU64,
+    pub writes: AtomicU64,
+    pub write_bytes: AtomicU64,
+    pub wal_syncs: AtomicU64,
+    pub wal_bytes: AtomicU64,
+    /// Writers whose batch was committed by another writer's WAL write (group commit).
+    pub grouped_writes: AtomicU64,
+    pub stall_micros: AtomicU64,
+    pub slowdown_micros: AtomicU64,
+    pub flushes: AtomicU64,
+    pub flush_bytes: AtomicU64,
+    pub compactions: AtomicU64,
+    pub compaction_read_bytes: AtomicU64,
+    pub compaction_write_bytes: AtomicU64,
+}
+
+impl Counters {
+    pub fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Relaxed);
+    }
+}
+
+/// One level of one keyspace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    pub level: usize,
+    pub files: usize,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct KeyspaceStats {
+    pub name: String,
+    pub levels: Vec<LevelStats>,
+    pub range_tombstones: usize,
+}
+
+/// A point-in-time copy of everything `Db::stats()` reports.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    pub device_reads: u64,
+    pub device_read_bytes: u64,
+    pub block_cache_hits: u64,
+    pub block_cache_misses: u64,
+    pub block_cache_bytes: u64,
+    pub bloom_negatives: u64,
+    pub bloom_false_positives: u64,
+    pub gets: u64,
+    pub writes: u64,
+    pub write_bytes: u64,
+    pub wal_syncs: u64,
+    pub wal_bytes: u64,
+    pub grouped_writes: u64,
+    pub stall_micros: u64,
+    pub slowdown_micros: u64,
+    pub flushes: u64,
+    pub flush_bytes: u64,
+    pub compactions: u64,
+    pub compaction_read_bytes: u64,
+    pub compaction_write_bytes: u64,
+    pub memtable_bytes: u64,
+    pub immutable_memtables: usize,
+    /// Bytes of SST index blocks and bloom filters held in memory.
+    pub resident_index_filter_bytes: u64,
+    /// Entries (all versions, tombstones included) in live SSTs.
+    pub sst_entries: u64,
+    pub sst_bytes: u64,
+    pub last_sequence: u64,
+    pub keyspaces: Vec<KeyspaceStats>,
+}
+
+impl Counters {
+    pub fn snapshot_into(&self, s: &mut Stats) {
+        s.device_reads = self.device_reads.load(Relaxed);
+        s.device_read_bytes = self.device_read_bytes.load(Relaxed);
+        s.block_cache_hits = self.block_cache_hits.load(Relaxed);
+        s.block_cache_misses = self.block_cache_misses.load(Relaxed);
+        s.bloom_negatives = self.bloom_negatives.load(Relaxed);
+        s.bloom_false_positives = self.bloom_false_positives.load(Relaxed);
+        s.gets = self.gets.load(Relaxed);
+        s.writes = self.writes.load(Relaxed);
+        s.write_bytes = self.write_bytes.load(Relaxed);
+        s.wal_syncs = self.wal_syncs.load(Relaxed);
+        s.wal_bytes = self.wal_bytes.load(Relaxed);
+        s.grouped_writes = self.grouped_writes.load(Relaxed);
+        s.stall_micros = self.stall_micros.load(Relaxed);
+        s.slowdown_micros = self.slowdown_micros.load(Relaxed);
+        s.flushes = self.flushes.load(Relaxed);
+        s.flush_bytes = self.flush_bytes.load(Relaxed);
+        s.compactions = self.compactions.load(Relaxed);
+        s.compaction_read_bytes = self.compaction_read_bytes.load(Relaxed);
+        s.compaction_write_bytes = self.compaction_write_bytes.load(Relaxed);
+    }
+}

@@ -1,0 +1,335 @@
+//! A [`Vfs`] wrapper that fails chosen operations, to test every error path of the engine
+//! (a failed fsync must poison the write path, a failed manifest write must not install a
+//! version, ...).
+//!
+//! Operations are counted per [`IoKind`]. [`FaultVfs::fail_nth`] fails exactly one future
+//! operation of a kind; [`FaultVfs::fail_after`] fails every operation of a kind from some
+//! point on (a dead disk). Files returned by `create` and `open_read` are wrapped, so their
+//! `append`, `sync` and `read_exact_at` are counted and can fail too.
+//!
+//! A failed operation never reaches the inner Vfs: a failed `append` writes nothing and a
+//! failed `sync` syncs nothing. (A real disk may write part of a failed write; the engine
+//! must treat the file as unusable after any failure either way, and an all-or-nothing
+//! fault keeps tests deterministic.)
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::{FileLock, RandomAccessFile, Vfs, WritableFile};
+use crate::error::{Error, Result};
+
+/// The kinds of operation a [`FaultVfs`] counts and can fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IoKind {
+    /// `read_all` and `RandomAccessFile::read_exact_at`.
+    Read,
+    /// `WritableFile::append`.
+    Write,
+    /// `WritableFile::sync` and `Vfs::sync_dir`.
+    Sync,
+    Create,
+    Rename,
+    Remove,
+    /// `open_read`, `hard_link`, `list`, `create_dir_all`, `file_size`, `lock`.
+    /// (`exists` cannot fail and is not counted.)
+    Other,
+}
+
+/// How every injected error's message starts, so tests can tell injected faults from real
+/// ones.
+const INJECTED_FAULT: &str = "injected fault";
+
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    /// Fail the operation whose 1-based ordinal equals this.
+    Exactly(u64),
+    /// Fail every operation whose ordinal is at least this.
+    From(u64),
+}
+
+#[derive(Debug, Default)]
+struct Faults {
+    counts: HashMap<IoKind, u64>,
+    rules: HashMap<IoKind, Rule>,
+}
+
+/// Wraps another Vfs and fails chosen operations. Clones share counters and rules.
+#[derive(Clone)]
+pub struct FaultVfs {
+    inner: Arc<dyn Vfs>,
+    faults: Arc<Mutex<Faults>>,
+}
+
+impl std::fmt::Debug for FaultVfs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultVfs")
+            .field("faults", &*self.faults.lock())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Counts one operation and says whether it must fail.
+fn tick(faults: &Mutex<Faults>, kind: IoKind, path: &Path) -> Result<()> {
+    let mut f = faults.lock();
+    let n = f.counts.entry(kind).or_insert(0);
+    *n += 1;
+    let n = *n;
+    let fail = match f.rules.get(&kind) {
+        Some(Rule::Exactly(at)) => n == *at,
+        Some(Rule::From(at)) => n >= *at,
+        None => false,
+    };
+    if fail {
+        return Err(Error::io(
+            path,
+            std::io::Error::other(format!("{INJECTED_FAULT} ({kind:?} #{n})")),
+        ));
+    }
+    Ok(())
+}
+
+impl FaultVfs {
+    pub fn new(inner: Arc<dyn Vfs>) -> FaultVfs {
+        FaultVfs {
+            inner,
+            faults: Arc::new(Mutex::new(Faults::default())),
+        }
+    }
+
+    /// Fails the `n`-th operation of `kind` from now on (1-based: `n == 1` fails the next
+    /// one), and only that one. Replaces any earlier rule for `kind`.
+    pub fn fail_nth(&self, kind: IoKind, n: u64) {
+        let mut f = self.faults.lock();
+        let base = f.counts.get(&kind).copied().unwrap_or(0);
+        f.rules
+            .insert(kind, Rule::Exactly(base.saturating_add(n.max(1))));
+    }
+
+    /// Fails the `n`-th operation of `kind` from now on and every one after it.
+    pub fn fail_after(&self, kind: IoKind, n: u64) {
+        let mut f = self.faults.lock();
+        let base = f.counts.get(&kind).copied().unwrap_or(0);
+        f.rules
+            .insert(kind, Rule::From(base.saturating_add(n.max(1))));
+    }
+
+    /// Removes every rule; counters keep counting.
+    pub fn clear(&self) {
+        self.faults.lock().rules.clear();
+    }
+
+    /// Operations of `kind` seen so far, failed ones included.
+    pub fn count(&self, kind: IoKind) -> u64 {
+        self.faults.lock().counts.get(&kind).copied().unwrap_or(0)
+    }
+
+    /// True if `err` was produced by a `FaultVfs` rule rather than by the inner Vfs.
+    pub fn is_injected(err: &Error) -> bool {
+        match err {
+            Error::Io { source, .. } => source.to_string().starts_with(INJECTED_FAULT),
+            _ => false,
+        }
+    }
+
+    pub fn inner(&self) -> &Arc<dyn Vfs> {
+        &self.inner
+    }
+
+    fn tick(&self, kind: IoKind, path: &Path) -> Result<()> {
+        tick(&self.faults, kind, path)
+    }
+}
+
+struct FaultWritable {
+    inner: Box<dyn WritableFile>,
+    faults: Arc<Mutex<Faults>>,
+    path: std::path::PathBuf,
+}
+
+impl WritableFile for FaultWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        tick(&self.faults, IoKind::Write, &self.path)?;
+        self.inner.append(data)
+    }
+    fn sync(&mut self) -> Result<()> {
+        tick(&self.faults, IoKind::Sync, &self.path)?;
+        self.inner.sync()
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+struct FaultReadable {
+    inner: Arc<dyn RandomAccessFile>,
+    faults: Arc<Mutex<Faults>>,
+    path: std::path::PathBuf,
+}
+
+impl RandomAccessFile for FaultReadable {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        tick(&self.faults, IoKind::Read, &self.path)?;
+        self.inner.read_exact_at(buf, offset)
+    }
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+}
+
+impl Vfs for FaultVfs {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.tick(IoKind::Create, path)?;
+        let inner = self.inner.create(path)?;
+        Ok(Box::new(FaultWritable {
+            inner,
+            faults: self.faults.clone(),
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn open_read(&self, path: &Path, direct: bool) -> Result<Arc<dyn RandomAccessFile>> {
+        self.tick(IoKind::Other, path)?;
+        let inner = self.inner.open_read(path, direct)?;
+        Ok(Arc::new(FaultReadable {
+            inner,
+            faults: self.faults.clone(),
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        self.tick(IoKind::Read, path)?;
+        self.inner.read_all(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.tick(IoKind::Rename, from)?;
+        self.inner.rename(from, to)
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        self.tick(IoKind::Remove, path)?;
+        self.inner.remove(path)
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        self.tick(IoKind::Other, to)?;
+        self.inner.hard_link(from, to)
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        self.tick(IoKind::Other, dir)?;
+        self.inner.list(dir)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        self.tick(IoKind::Other, dir)?;
+        self.inner.create_dir_all(dir)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        self.tick(IoKind::Sync, dir)?;
+        self.inner.sync_dir(dir)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        self.tick(IoKind::Other, path)?;
+        self.inner.file_size(path)
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        self.tick(IoKind::Other, path)?;
+        self.inner.lock(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vfs::MemVfs;
+    use std::path::PathBuf;
+
+    fn setup() -> (MemVfs, FaultVfs) {
+        let mem = MemVfs::new();
+        let fault = FaultVfs::new(Arc::new(mem.clone()));
+        (mem, fault)
+    }
+
+    #[test]
+    fn fails_exactly_the_nth() -> Result<()> {
+        let (mem, fv) = setup();
+        let mut f = fv.create(&PathBuf::from("a"))?;
+        f.append(b"0")?;
+        fv.fail_nth(IoKind::Write, 3);
+        f.append(b"1")?;
+        f.append(b"2")?;
+        let err = f.append(b"3").err();
+        assert!(err.as_ref().is_some_and(FaultVfs::is_injected), "{err:?}");
+        f.append(b"4")?;
+        f.append(b"5")?;
+        // The failed append wrote nothing.
+        assert_eq!(mem.read_all(&PathBuf::from("a"))?, b"01245");
+        assert_eq!(fv.count(IoKind::Write), 6);
+        assert_eq!(fv.count(IoKind::Create), 1);
+        assert_eq!(f.len(), 5);
+        Ok(())
+    }
+
+    #[test]
+    fn fail_after_is_a_dead_disk_until_cleared() -> Result<()> {
+        let (_mem, fv) = setup();
+        let mut f = fv.create(&PathBuf::from("a"))?;
+        fv.fail_after(IoKind::Sync, 2);
+        f.sync()?;
+        assert!(f.sync().is_err());
+        assert!(fv.sync_dir(&PathBuf::from("")).is_err());
+        assert!(f.sync().is_err());
+        fv.clear();
+        f.sync()?;
+        fv.sync_dir(&PathBuf::from(""))?;
+        assert_eq!(fv.count(IoKind::Sync), 6);
+        Ok(())
+    }
+
+    #[test]
+    fn every_kind_is_counted_and_can_fail() -> Result<()> {
+        let (_mem, fv) = setup();
+        let shared: Arc<dyn Vfs> = Arc::new(fv.clone());
+        let a = PathBuf::from("a");
+        let b = PathBuf::from("b");
+        fv.fail_nth(IoKind::Create, 1);
+        assert!(shared.create(&a).is_err());
+        assert!(!shared.exists(&a));
+        shared.create(&a)?.append(b"xyz")?;
+
+        let r = shared.open_read(&a, false)?;
+        fv.fail_nth(IoKind::Read, 2);
+        let mut buf = [0u8; 2];
+        r.read_exact_at(&mut buf, 0)?;
+        assert!(r.read_exact_at(&mut buf, 0).is_err());
+        assert_eq!(shared.read_all(&a)?, b"xyz");
+        assert_eq!(fv.count(IoKind::Read), 3);
+
+        fv.fail_nth(IoKind::Rename, 1);
+        assert!(shared.rename(&a, &b).is_err());
+        assert!(shared.exists(&a));
+        shared.rename(&a, &b)?;
+
+        fv.fail_nth(IoKind::Remove, 1);
+        assert!(shared.remove(&b).is_err());
+        assert!(shared.exists(&b));
+        shared.remove(&b)?;
+
+        fv.fail_nth(IoKind::Other, 1);
+        assert!(shared.list(&PathBuf::from("")).is_err());
+        assert!(shared.list(&PathBuf::from(""))?.is_empty());
+        Ok(())
+    }
+}

@@ -1,0 +1,73 @@
+//! Every byte the engine reads or writes goes through [`Vfs`], so tests can swap the disk
+//! for an in-memory one that simulates crashes ([`MemVfs`]) or fails the Nth operation
+//! ([`FaultVfs`]).
+//!
+//! The contract mirrors POSIX as the durability design relies on it:
+//! - `WritableFile::append` hands bytes to the OS: they survive a process crash, not power loss.
+//! - `WritableFile::sync` makes the file's contents durable (fdatasync).
+//! - Creating, renaming or removing a file is durable only after `sync_dir` on its directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+
+mod fault;
+mod mem;
+mod real;
+
+pub use fault::{FaultVfs, IoKind};
+pub use mem::MemVfs;
+pub use real::RealVfs;
+
+/// A file open for appending. Dropping it without `sync` may lose the appended bytes on
+/// power loss.
+pub trait WritableFile: Send {
+    /// Hands `data` to the OS (a `write(2)`); not durable until `sync`.
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Makes every appended byte durable (`fdatasync`).
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far.
+    fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A file open for positional reads (`pread`). Shared between threads.
+pub trait RandomAccessFile: Send + Sync {
+    /// Fills `buf` with the bytes at `offset`; an error if the file is shorter.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()>;
+    fn size(&self) -> u64;
+}
+
+pub trait Vfs: Send + Sync + 'static {
+    /// Creates (or truncates) a file for appending.
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens a file for positional reads. `direct` asks for O_DIRECT (page cache bypassed);
+    /// a Vfs without such a mode ignores it.
+    fn open_read(&self, path: &Path, direct: bool) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Reads a whole (small) file: CURRENT, manifests, WALs during recovery.
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>>;
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    fn remove(&self, path: &Path) -> Result<()>;
+    /// Hard-links `from` as `to` (checkpoints). Both must be on the same Vfs.
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()>;
+    /// File names (not paths) in `dir`.
+    fn list(&self, dir: &Path) -> Result<Vec<String>>;
+    fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    /// Makes creations, renames and removals in `dir` durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    fn exists(&self, path: &Path) -> bool;
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Takes an exclusive lock so that two processes cannot open one database. The lock is
+    /// released when the returned guard is dropped.
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+}
+
+pub trait FileLock: Send + Sync {}
+
+/// Joins a directory and a file name.
+pub fn join(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name)
+}

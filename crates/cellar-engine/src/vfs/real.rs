@@ -1,0 +1,190 @@
+//! The operating system's file system.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{FileLock, RandomAccessFile, Vfs, WritableFile};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RealVfs;
+
+struct RealWritable {
+    file: File,
+    path: String,
+    len: u64,
+}
+
+impl WritableFile for RealWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.file
+            .write_all(data)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.len += data.len() as u64;
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<()> {
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
+    }
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+struct RealReadable {
+    file: File,
+    path: String,
+    size: u64,
+    direct: bool,
+}
+
+/// O_DIRECT needs offset, length and buffer aligned to the logical block size.
+const DIRECT_ALIGN: u64 = 4096;
+
+impl RealReadable {
+    fn read_direct(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let start = offset / DIRECT_ALIGN * DIRECT_ALIGN;
+        let end = (offset + buf.len() as u64).div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
+        let len = (end - start) as usize;
+        // Over-allocate and slice at an aligned address instead of a custom allocator.
+        let mut raw = vec![0u8; len + DIRECT_ALIGN as usize];
+        let shift = raw.as_ptr().align_offset(DIRECT_ALIGN as usize);
+        let aligned = &mut raw[shift..shift + len];
+        let mut done = 0usize;
+        while done < len {
+            let n = self
+                .file
+                .read_at(&mut aligned[done..], start + done as u64)?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        let from = (offset - start) as usize;
+        if done < from + buf.len() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "short read",
+            ));
+        }
+        buf.copy_from_slice(&aligned[from..from + buf.len()]);
+        Ok(())
+    }
+}
+
+impl RandomAccessFile for RealReadable {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let r = if self.direct {
+            self.read_direct(buf, offset)
+        } else {
+            self.file.read_exact_at(buf, offset)
+        };
+        r.map_err(|e| Error::io(&self.path, e))
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+struct RealLock {
+    _file: File,
+}
+impl FileLock for RealLock {}
+
+impl Vfs for RealVfs {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(Box::new(RealWritable {
+            file,
+            path: path.display().to_string(),
+            len: 0,
+        }))
+    }
+
+    fn open_read(&self, path: &Path, direct: bool) -> Result<Arc<dyn RandomAccessFile>> {
+        let mut oo = OpenOptions::new();
+        oo.read(true);
+        if direct {
+            oo.custom_flags(libc::O_DIRECT);
+        }
+        let file = oo.open(path).map_err(|e| Error::io(path, e))?;
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        Ok(Arc::new(RealReadable {
+            file,
+            path: path.display().to_string(),
+            size,
+            direct,
+        }))
+    }
+
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        std::fs::read(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(|e| Error::io(from, e))
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::hard_link(from, to).map_err(|e| Error::io(to, e))
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            if let Some(name) = entry.file_name().to_str() {
+                names.push(name.to_string());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        let f = File::open(dir).map_err(|e| Error::io(dir, e))?;
+        f.sync_all().map_err(|e| Error::io(dir, e))
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(std::fs::metadata(path)
+            .map_err(|e| Error::io(path, e))?
+            .len())
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        use std::os::unix::io::AsRawFd;
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        // SAFETY: flock on a valid, owned descriptor.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            return Err(Error::Locked(path.display().to_string()));
+        }
+        Ok(Box::new(RealLock { _file: file }))
+    }
+}
