@@ -1,1 +1,202 @@
-fn main() {}
+//! `cellar`: inspect and check a Cellar database without modifying it.
+
+mod check;
+mod dbdir;
+mod error;
+mod inspect_log;
+mod inspect_lsm;
+mod inspect_sst;
+mod show;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use error::{CliError, Outcome, EXIT_CODES_HELP, EXIT_DAMAGED, EXIT_OK};
+
+const DEFAULT_DB: &str = "./cellar-data";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cellar",
+    version,
+    about = "Inspect and check Cellar databases",
+    long_about = "Inspect and check Cellar databases.\n\n\
+                  Every command is read-only: it never opens the database for writing, takes \
+                  no lock and modifies no file, so it is safe on a database in use or one \
+                  that is damaged.",
+    after_help = EXIT_CODES_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Decode one file (SST, WAL, manifest) or the LSM tree and print it
+    #[command(subcommand, after_help = EXIT_CODES_HELP)]
+    Inspect(Inspect),
+    /// Verify every checksum of a database: CURRENT, manifest, WALs and SSTs
+    #[command(
+        long_about = "Verify every checksum of a database, read-only.\n\n\
+                      Checks CURRENT; the manifest it names (every record must check out and \
+                      decode, and the edits must replay); every live WAL (strictly, except \
+                      that the newest may end in a torn write, reported as a warning); and \
+                      every SST the manifest lists (every block read and checked, size and \
+                      key range compared with the manifest). Files nothing refers to are \
+                      reported as warnings.\n\n\
+                      Output: one line per file, `OK <path>`, `CORRUPT <path>: <error naming \
+                      the file and offset>`, `MISSING <path>: <why>` or `WARN <path>: <why>`, \
+                      then a summary line.\n\n\
+                      On a database that is open and being written, files can change while \
+                      they are checked; check a closed database for a definitive answer.",
+        after_help = EXIT_CODES_HELP
+    )]
+    Check {
+        /// Database directory
+        #[arg(long, value_name = "PATH", default_value = DEFAULT_DB)]
+        db: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum Inspect {
+    /// Print an SST's footer, properties, index, filter and data blocks (and its entries)
+    #[command(
+        long_about = "Print an SST's footer (magic, version, block handles), properties \
+                      (counts, sequence and key range, sizes, settings), index (separators), \
+                      filter (bits, probes, size) and data blocks (offset, size, codec).\n\n\
+                      With --entries, every entry as `key @seq KIND => value`: printable \
+                      ASCII as is, `\\` as `\\\\`, other bytes as \\xNN; values are cut to 64 \
+                      bytes.",
+        after_help = EXIT_CODES_HELP
+    )]
+    Sst {
+        /// The .sst file (a bare name is also looked up in --db)
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Print every entry
+        #[arg(long)]
+        entries: bool,
+        /// Print at most N entries (implies --entries)
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Database directory to resolve a bare FILE name in
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// Print a write-ahead log: its header and every record's write batch
+    #[command(
+        long_about = "Print a write-ahead log: its header (kind, version), then each record \
+                      (offset, length, first sequence number, op count) and its ops (PUT, \
+                      DEL, DELRANGE with keyspace id, key and value length), then the record \
+                      count, the byte count and the size of a torn tail, if any, which \
+                      recovery would drop.",
+        after_help = EXIT_CODES_HELP
+    )]
+    Wal {
+        /// The .wal file (a bare name is also looked up in --db)
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Database directory to resolve a bare FILE name in
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// Print every version edit of a manifest (by default the one CURRENT names)
+    #[command(
+        long_about = "Print every version edit of a manifest: log number, next file number, \
+                      last sequence, keyspaces created and dropped, files added (keyspace, \
+                      level, number, size, key and sequence range) and deleted, and range \
+                      tombstones. Without FILE, reads the manifest CURRENT names.",
+        after_help = EXIT_CODES_HELP
+    )]
+    Manifest {
+        /// Database directory
+        #[arg(long, value_name = "PATH", default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// Manifest file to read instead of the one CURRENT names
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+    /// Print the LSM tree: files and bytes per level of each keyspace
+    #[command(
+        long_about = "Print the current LSM tree as a table per keyspace: level, file \
+                      count, bytes and user-key range, with totals and range tombstones. \
+                      Built by replaying the manifest, without opening the database.",
+        after_help = EXIT_CODES_HELP
+    )]
+    Lsm {
+        /// Database directory
+        #[arg(long, value_name = "PATH", default_value = DEFAULT_DB)]
+        db: PathBuf,
+    },
+}
+
+fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    match cli.command {
+        Command::Check { db } => check::run(&db, out),
+        Command::Inspect(Inspect::Sst {
+            file,
+            entries,
+            limit,
+            db,
+        }) => {
+            let path = dbdir::resolve(&file, db.as_deref());
+            let args = inspect_sst::SstArgs {
+                path: &path,
+                entries,
+                limit,
+            };
+            inspect_sst::run(&args, out)
+        }
+        Command::Inspect(Inspect::Wal { file, db }) => {
+            inspect_log::wal(&dbdir::resolve(&file, db.as_deref()), out)
+        }
+        Command::Inspect(Inspect::Manifest { db, file }) => {
+            inspect_log::manifest(&db, file.as_deref(), out)
+        }
+        Command::Inspect(Inspect::Lsm { db }) => inspect_lsm::run(&db, out),
+    }
+}
+
+fn main() -> ExitCode {
+    // Usage errors exit with code 2, `--help` and `--version` with 0 (clap's convention).
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let result = run(cli, &mut out);
+    let flushed = out.flush();
+    match result {
+        Ok(Outcome::Clean) => match flushed {
+            Ok(()) => ExitCode::from(EXIT_OK),
+            Err(e) => fail(&CliError::Output(e)),
+        },
+        Ok(Outcome::Damaged) => ExitCode::from(EXIT_DAMAGED),
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &CliError) -> ExitCode {
+    // A reader that stopped early (`cellar inspect ... | head`) is not an error.
+    if let CliError::Output(io) = e {
+        if io.kind() == io::ErrorKind::BrokenPipe {
+            return ExitCode::from(EXIT_OK);
+        }
+    }
+    eprintln!("cellar: {e}");
+    ExitCode::from(e.exit_code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}
