@@ -118,8 +118,13 @@ pub(crate) fn flush_to_files(
     Ok((files, tombstones))
 }
 
-/// Flushes the oldest frozen memtable; `false` when there is none.
+/// Flushes the oldest frozen memtable; `false` when there is none. A failure poisons the
+/// database, whichever thread ran the flush.
 pub(crate) fn flush_once(inner: &DbInner) -> Result<bool> {
+    flush_once_inner(inner).inspect_err(|e| inner.poison(e))
+}
+
+fn flush_once_inner(inner: &DbInner) -> Result<bool> {
     let _flush = inner.flush_lock.lock();
     let sv = inner.super_version();
     let Some(mem) = sv.imms.last().cloned() else {
@@ -195,8 +200,12 @@ pub(crate) fn compact_once(inner: &DbInner) -> Result<bool> {
     }
 }
 
-/// REQUIRES: `inner.compaction_lock` held by the caller.
+/// REQUIRES: `inner.compaction_lock` held by the caller. A failure poisons the database.
 pub(crate) fn run_compaction(inner: &DbInner, spec: &CompactionSpec) -> Result<()> {
+    run_compaction_inner(inner, spec).inspect_err(|e| inner.poison(e))
+}
+
+fn run_compaction_inner(inner: &DbInner, spec: &CompactionSpec) -> Result<()> {
     let ks = spec.ks;
     let mut edit = VersionEdit::default();
     for f in &spec.inputs {

@@ -274,11 +274,11 @@ impl DbIterator {
             }
             self.iter.prev();
         }
-        self.valid = have;
-        if !have {
-            if let Err(e) = self.iter.status() {
-                self.err = Some(e);
-            }
+        // The walk meets a key's older versions first: if a source failed before the newer
+        // ones were seen, what was saved may be stale. An error always wins.
+        if let Err(e) = self.iter.status() {
+            return self.fail(e);
         }
+        self.valid = have;
     }
 }

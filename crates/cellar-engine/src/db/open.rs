@@ -67,6 +67,25 @@ fn new_meta(num_levels: usize) -> Result<LsmMeta> {
     Ok(meta)
 }
 
+/// Whether `dir` holds data a new database must not delete: any SST, or a WAL with records.
+fn holds_data(vfs: &dyn Vfs, dir: &Path, names: &[String]) -> Result<bool> {
+    for name in names {
+        match parse_file_name(name) {
+            Some(FileKind::Sst(_)) => return Ok(true),
+            Some(FileKind::Wal(_)) => {
+                let path = dir.join(name);
+                let bytes = vfs.read_all(&path)?;
+                let log = read_log(&bytes, &path, LogKind::Wal, TailPolicy::TolerateTornTail);
+                if log.map_or(true, |l| !l.records.is_empty()) {
+                    return Ok(true);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(false)
+}
+
 pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     let vfs = Arc::clone(&opts.vfs);
     if opts.num_levels < 2 {
@@ -86,7 +105,19 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     let counters = Arc::new(Counters::default());
     let cache = Arc::new(BlockCache::new(opts.block_cache_size_bytes));
 
+    let names = vfs.list(dir)?;
     let mut meta = match read_current(&*vfs, dir)? {
+        // Never start afresh over the files of a database whose CURRENT is gone: the new
+        // database would delete them all as orphans. Only an interrupted creation (a WAL
+        // with no records and a manifest, nothing acknowledged yet) may be started over.
+        None if holds_data(&*vfs, dir, &names)? => {
+            return Err(Error::corruption(
+                dir.join("CURRENT"),
+                0,
+                "CURRENT is missing but the directory holds database files; \
+                 restore CURRENT (it names the live MANIFEST-NNNNNN) or move the files away",
+            ))
+        }
         None if !opts.create_if_missing => {
             return Err(Error::InvalidArgument(format!(
                 "no database at {} (create_if_missing is off)",
@@ -117,7 +148,6 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     }
 
     // Numbers of files already on disk, so new ones never reuse them.
-    let names = vfs.list(dir)?;
     let mut wals = Vec::new();
     let mut max_seen = 0u64;
     for name in &names {

@@ -25,7 +25,19 @@ impl MergingIterator {
         }
     }
 
+    /// A child that failed is invalid, but the others are not: merging on would surface
+    /// older versions the failed child was hiding. Any failure ends the walk.
+    fn any_failed(&self) -> bool {
+        self.children
+            .iter()
+            .any(|c| !c.valid() && c.status().is_err())
+    }
+
     fn find_smallest(&mut self) {
+        if self.any_failed() {
+            self.current = None;
+            return;
+        }
         let mut best: Option<usize> = None;
         for (i, c) in self.children.iter().enumerate() {
             if !c.valid() {
@@ -42,6 +54,10 @@ impl MergingIterator {
     }
 
     fn find_largest(&mut self) {
+        if self.any_failed() {
+            self.current = None;
+            return;
+        }
         let mut best: Option<usize> = None;
         for (i, c) in self.children.iter().enumerate() {
             if !c.valid() {

@@ -90,31 +90,19 @@ pub fn read_log(bytes: &[u8], path: &Path, kind: LogKind, tail: TailPolicy) -> R
             }
             Err(reason) => reason,
         };
-        return match find_record_after(bytes, pos) {
-            Scan::Found(at) => Err(Error::corruption(
+        let torn = is_torn_tail(bytes, pos);
+        return match (torn, tail) {
+            (true, TailPolicy::TolerateTornTail) => Ok(LogContents {
+                records,
+                valid_len: pos as u64,
+                dropped_tail_bytes: (bytes.len() - pos) as u64,
+            }),
+            (true, TailPolicy::Strict) => Err(Error::corruption(
                 path,
                 pos as u64,
-                format!(
-                    "{reason}, and a valid record follows at offset {at}: damage, not a torn tail"
-                ),
+                format!("torn tail: {reason}"),
             )),
-            Scan::Undecided => Err(Error::corruption(
-                path,
-                pos as u64,
-                format!("{reason}; could not rule out valid records after it"),
-            )),
-            Scan::Nothing => match tail {
-                TailPolicy::Strict => Err(Error::corruption(
-                    path,
-                    pos as u64,
-                    format!("torn tail: {reason}"),
-                )),
-                TailPolicy::TolerateTornTail => Ok(LogContents {
-                    records,
-                    valid_len: pos as u64,
-                    dropped_tail_bytes: (bytes.len() - pos) as u64,
-                }),
-            },
+            (false, _) => Err(Error::corruption(path, pos as u64, reason)),
         };
     }
     Ok(LogContents {
@@ -145,9 +133,11 @@ fn check_header(
     // written). A header written by someone else or damaged by bit rot has other bytes.
     let torn_like = have.iter().zip(expected).all(|(&b, e)| b == e || b == 0);
     if torn_like && tail == TailPolicy::TolerateTornTail {
-        match find_record_after(bytes, FILE_HEADER_LEN - 1) {
-            Scan::Nothing => return Ok(Some(LogContents::empty(bytes.len()))),
-            Scan::Found(_) | Scan::Undecided => {}
+        if bytes
+            .get(FILE_HEADER_LEN..)
+            .is_none_or(|rest| rest.iter().all(|&b| b == 0))
+        {
+            return Ok(Some(LogContents::empty(bytes.len())));
         }
     }
     if have.len() < FILE_HEADER_LEN {
@@ -211,8 +201,38 @@ fn parse_record(bytes: &[u8], pos: usize) -> Result<Range<usize>, &'static str> 
     Ok(start..end)
 }
 
+/// Whether the bad record at `pos` is what an interrupted append leaves: the file ends
+/// inside it (a short write or a crash before the data reached the disk), or everything from
+/// `pos` on is zero (space allocated but never written). A *complete* record that fails its
+/// checksum is damage, whatever follows it: an append is synced whole before it is
+/// acknowledged, so a torn write can only shorten the file. A record that seems to run past
+/// the end but whose bytes checksum as a whole record is damage too (its length field flipped).
+fn is_torn_tail(bytes: &[u8], pos: usize) -> bool {
+    let rest = bytes.get(pos..).unwrap_or(&[]);
+    if rest.iter().all(|&b| b == 0) || rest.len() < RECORD_HEADER_LEN {
+        return true;
+    }
+    let (Some(crc), Some(len)) = (get_u32(bytes, pos), get_u32(bytes, pos + 4)) else {
+        return true;
+    };
+    let start = pos + RECORD_HEADER_LEN;
+    if start.saturating_add(len as usize) <= bytes.len() {
+        return false;
+    }
+    // A middle record whose length field flipped also seems to run past the end: the
+    // records after it give it away.
+    if !matches!(find_record_after(bytes, pos), Scan::Nothing) {
+        return false;
+    }
+    let payload = &bytes[start..];
+    match u32::try_from(payload.len()) {
+        Ok(n) => record_crc(n.to_le_bytes(), payload) != crc,
+        Err(_) => true,
+    }
+}
+
 enum Scan {
-    Found(usize),
+    Found,
     Nothing,
     /// The CRC budget ran out before every candidate was checked.
     Undecided,
@@ -270,7 +290,7 @@ fn find_record_after(bytes: &[u8], after: usize) -> Scan {
         }
         budget -= len;
         if parse_record(bytes, s).is_ok() {
-            return Scan::Found(s);
+            return Scan::Found;
         }
     }
     Scan::Nothing

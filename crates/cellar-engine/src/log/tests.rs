@@ -142,17 +142,32 @@ fn every_byte_flip_in_a_middle_record_is_corruption() -> Result<()> {
     Ok(())
 }
 
+/// A flipped byte anywhere in the last record — payload, checksum or length — is damage,
+/// not a torn write: dropping it would silently lose an acknowledged (synced) record.
 #[test]
-fn damage_in_the_last_record_is_a_torn_tail() -> Result<()> {
+fn damage_in_the_last_record_is_corruption() -> Result<()> {
     let (bytes, offsets) = write_log(LogKind::Wal, &three())?;
     for at in offsets[2] as usize..bytes.len() {
-        let mut b = bytes.clone();
-        b[at] ^= 0x10;
-        let c = tolerant(&b)?;
-        assert_eq!(payloads_of(&c, &b), three()[..2].to_vec(), "flip at {at}");
-        assert_eq!(c.valid_len, offsets[2]);
-        assert_eq!(c.dropped_tail_bytes, bytes.len() as u64 - offsets[2]);
-        assert!(strict(&b).is_err_and(|e| e.is_corruption()));
+        for x in [0x01u8, 0x10, 0x80] {
+            let mut b = bytes.clone();
+            b[at] ^= x;
+            let err = tolerant(&b).expect_err("damage must not pass as a torn tail");
+            assert!(err.is_corruption(), "flip {x:#x} at {at}: {err}");
+            assert!(strict(&b).is_err_and(|e| e.is_corruption()));
+        }
+    }
+    Ok(())
+}
+
+/// Regression: the last record cut short at any byte is a torn tail, dropped in tolerant mode.
+#[test]
+fn truncated_last_record_is_a_torn_tail() -> Result<()> {
+    let (bytes, offsets) = write_log(LogKind::Wal, &three())?;
+    for cut in offsets[2] as usize + 1..bytes.len() {
+        let b = &bytes[..cut];
+        let c = tolerant(b)?;
+        assert_eq!(payloads_of(&c, b), three()[..2].to_vec(), "cut at {cut}");
+        assert_eq!(c.dropped_tail_bytes, (cut as u64) - offsets[2]);
     }
     Ok(())
 }
