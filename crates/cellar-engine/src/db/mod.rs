@@ -90,6 +90,11 @@ pub(crate) struct DbInner {
     pub bg: Mutex<BgState>,
     pub bg_cv: Condvar,
     pub snapshots: Arc<Mutex<BTreeMap<SeqNo, usize>>>,
+    /// Serves large `multi_get` batches in parallel (`Options::multi_get_threads`).
+    pub multi_get_pool: Option<rayon::ThreadPool>,
+    /// Block-cache miss share of the last `multi_get` (per mille): decides the next one's
+    /// parallelism. Starts high so that a cold database goes parallel at once.
+    pub multi_get_miss_permille: AtomicU64,
     poisoned: AtomicBool,
     poison_reason: Mutex<Option<String>>,
     pub _lock: Box<dyn FileLock>,

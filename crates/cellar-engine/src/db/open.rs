@@ -67,6 +67,23 @@ fn new_meta(num_levels: usize) -> Result<LsmMeta> {
     Ok(meta)
 }
 
+fn multi_get_pool(threads: usize) -> Result<Option<rayon::ThreadPool>> {
+    if threads <= 1 {
+        return Ok(None);
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("cellar-mget-{i}"))
+        .build()
+        .map(Some)
+        .map_err(|e| {
+            Error::io(
+                "multi_get thread pool",
+                std::io::Error::other(e.to_string()),
+            )
+        })
+}
+
 /// Whether `dir` holds data a new database must not delete: any SST, or a WAL with records.
 fn holds_data(vfs: &dyn Vfs, dir: &Path, names: &[String]) -> Result<bool> {
     for name in names {
@@ -275,6 +292,8 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),
         snapshots: Arc::new(Mutex::new(BTreeMap::new())),
+        multi_get_pool: multi_get_pool(opts.multi_get_threads)?,
+        multi_get_miss_permille: AtomicU64::new(1000),
         poisoned: Default::default(),
         poison_reason: Mutex::new(None),
         _lock: lock,

@@ -184,6 +184,63 @@ fn lookup(
     Ok(None)
 }
 
+/// A batch goes parallel when at least this share (per mille) of the previous batch's
+/// block lookups missed the cache.
+const PARALLEL_MISS_PERMILLE: u64 = 100;
+
+fn cache_counts(inner: &DbInner) -> (u64, u64) {
+    (
+        inner.counters.block_cache_hits.load(Ordering::Relaxed),
+        inner.counters.block_cache_misses.load(Ordering::Relaxed),
+    )
+}
+
+/// Below this many keys per thread, splitting a batch costs more than it saves.
+const MIN_KEYS_PER_THREAD: usize = 8;
+
+/// Newest entry visible at `seq` for each of `sorted` (ascending, distinct user keys), one
+/// pass per file.
+fn lookup_sorted(
+    sv: &SuperVersion,
+    kv: &KeyspaceVersion,
+    ks: u32,
+    sorted: &[&[u8]],
+    seq: SeqNo,
+) -> Result<Vec<Option<LookupResult>>> {
+    let mut found: Vec<Option<LookupResult>> = vec![None; sorted.len()];
+    for m in sv.memtables() {
+        for (i, k) in sorted.iter().enumerate() {
+            if found[i].is_none() {
+                found[i] = m.get(ks, k, seq);
+            }
+        }
+    }
+    if let Some(l0) = kv.levels.first() {
+        for f in l0 {
+            if f.meta.min_seq <= seq {
+                f.reader.multi_get(sorted, seq, &mut found)?;
+            }
+        }
+    }
+    for files in kv.levels.iter().skip(1) {
+        let mut start = 0;
+        for f in files {
+            // Keys before this file's range were served by earlier files (or none).
+            start += sorted[start..].partition_point(|k| *k < f.smallest_user_key());
+            let end = start + sorted[start..].partition_point(|k| *k <= f.largest_user_key());
+            if end > start && found[start..end].iter().any(|r| r.is_none()) {
+                f.reader
+                    .multi_get(&sorted[start..end], seq, &mut found[start..end])?;
+            }
+            start = end;
+            if start == sorted.len() {
+                break;
+            }
+        }
+    }
+    Ok(found)
+}
+
 impl Db {
     /// The value of `key`, or `None` if it is absent or deleted.
     pub fn get(&self, ks: &Keyspace, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
@@ -206,7 +263,8 @@ impl Db {
 
     /// Looks up many keys at once. The keys are sorted and each file is visited once for all
     /// the keys it may hold, so keys sharing a block share its read and adjacent blocks are
-    /// read together. Results come back in the order of `keys`.
+    /// read together. Large batches are split into contiguous runs served in parallel
+    /// (`Options::multi_get_threads`). Results come back in the order of `keys`.
     pub fn multi_get(
         &self,
         ks: &Keyspace,
@@ -225,43 +283,40 @@ impl Db {
         let mut sorted: Vec<&[u8]> = keys.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
-        let mut found: Vec<Option<LookupResult>> = vec![None; sorted.len()];
-        for m in sv.memtables() {
-            for (i, k) in sorted.iter().enumerate() {
-                if found[i].is_none() {
-                    found[i] = m.get(ks.id, k, seq);
-                }
-            }
-        }
-        if let Some(l0) = kv.levels.first() {
-            for f in l0 {
-                if f.meta.min_seq <= seq {
-                    f.reader.multi_get(&sorted, seq, &mut found)?;
-                }
-            }
-        }
-        for files in kv.levels.iter().skip(1) {
-            let mut start = 0;
-            for f in files {
-                // Keys before this file's range were served by earlier files (or none).
-                start += sorted[start..].partition_point(|k| *k < f.smallest_user_key());
-                let end = start + sorted[start..].partition_point(|k| *k <= f.largest_user_key());
-                if end > start && found[start..end].iter().any(|r| r.is_none()) {
-                    f.reader
-                        .multi_get(&sorted[start..end], seq, &mut found[start..end])?;
-                }
-                start = end;
-                if start == sorted.len() {
-                    break;
-                }
-            }
-        }
         let tombstones = visible_tombstones(&sv, kv, ks.id, seq);
-        let values: Vec<Option<Vec<u8>>> = sorted
-            .iter()
-            .zip(found)
-            .map(|(k, r)| resolve(r, covering_seq(&tombstones, k)))
-            .collect();
+        let run = |chunk: &[&[u8]]| -> Result<Vec<Option<Vec<u8>>>> {
+            let found = lookup_sorted(&sv, kv, ks.id, chunk, seq)?;
+            Ok(chunk
+                .iter()
+                .zip(found)
+                .map(|(k, r)| resolve(r, covering_seq(&tombstones, k)))
+                .collect())
+        };
+        let (hits0, misses0) = cache_counts(inner);
+        let chunks = match &inner.multi_get_pool {
+            Some(pool)
+                if sorted.len() >= 2 * MIN_KEYS_PER_THREAD
+                    && inner.multi_get_miss_permille.load(Ordering::Relaxed)
+                        >= PARALLEL_MISS_PERMILLE =>
+            {
+                let n = (sorted.len() / MIN_KEYS_PER_THREAD).min(pool.current_num_threads());
+                let per = sorted.len().div_ceil(n);
+                use rayon::prelude::*;
+                pool.install(|| sorted.par_chunks(per).map(run).collect::<Result<Vec<_>>>())?
+            }
+            _ => vec![run(&sorted)?],
+        };
+        // Remember how often this batch missed the block cache: the next batch goes
+        // parallel only if waiting on the disk is likely (threads cost more than they save
+        // on cached lookups when there are few cores).
+        let (hits1, misses1) = cache_counts(inner);
+        let (h, m) = (hits1.saturating_sub(hits0), misses1.saturating_sub(misses0));
+        if let Some(permille) = (m * 1000).checked_div(h + m) {
+            inner
+                .multi_get_miss_permille
+                .store(permille, Ordering::Relaxed);
+        }
+        let values: Vec<Option<Vec<u8>>> = chunks.into_iter().flatten().collect();
         Ok(keys
             .iter()
             .map(|k| sorted.binary_search(k).ok().and_then(|i| values[i].clone()))

@@ -132,13 +132,11 @@ fn check_header(
     // Torn at creation: every header byte present is the expected one or still zero (never
     // written). A header written by someone else or damaged by bit rot has other bytes.
     let torn_like = have.iter().zip(expected).all(|(&b, e)| b == e || b == 0);
-    if torn_like && tail == TailPolicy::TolerateTornTail {
-        if bytes
-            .get(FILE_HEADER_LEN..)
-            .is_none_or(|rest| rest.iter().all(|&b| b == 0))
-        {
-            return Ok(Some(LogContents::empty(bytes.len())));
-        }
+    let nothing_after = bytes
+        .get(FILE_HEADER_LEN..)
+        .is_none_or(|rest| rest.iter().all(|&b| b == 0));
+    if torn_like && tail == TailPolicy::TolerateTornTail && nothing_after {
+        return Ok(Some(LogContents::empty(bytes.len())));
     }
     if have.len() < FILE_HEADER_LEN {
         let reason = if torn_like {

@@ -1,0 +1,97 @@
+//! The one interface every benchmarked engine implements. Workloads only talk to this
+//! trait, so each engine runs exactly the same loops.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::Result;
+
+/// How a workload wants the engine opened. Everything else (compression LZ4, 4 KiB blocks,
+/// 10 bits/key bloom filters) is fixed and identical for every engine.
+#[derive(Debug, Clone)]
+pub struct OpenConfig {
+    pub block_cache_bytes: u64,
+    pub memtable_bytes: u64,
+    /// Read table files with O_DIRECT (bypass the page cache).
+    pub direct_reads: bool,
+    /// RocksDB only: enable its statistics object (the source of device reads).
+    #[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
+    pub rocksdb_statistics: bool,
+    /// RocksDB only: index and filter blocks in the block cache (else in table readers).
+    #[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
+    pub rocksdb_index_filter_in_cache: bool,
+}
+
+/// Where a scan positions its iterator before visiting entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seek {
+    First,
+    Last,
+    /// The key the caller wrote into the key buffer.
+    Key,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// Counters an engine can report about itself; `None` where it has no such counter.
+#[derive(Debug, Clone, Default)]
+pub struct EngineStats {
+    /// Reads issued against table files (block cache misses).
+    pub device_reads: Option<u64>,
+    /// What `device_reads` counts, for the record.
+    pub device_reads_method: &'static str,
+    pub resident_index_filter_bytes: Option<u64>,
+    pub stall_micros: Option<u64>,
+    pub wal_syncs: Option<u64>,
+}
+
+pub trait Engine: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// One key, one write. `sync`: durable (fsync) before returning.
+    fn put(&self, key: &[u8], value: &[u8], sync: bool) -> Result<()>;
+
+    /// All entries in one atomic write.
+    fn put_batch(&self, entries: &[(&[u8], &[u8])], sync: bool) -> Result<()>;
+
+    /// The length of the value stored under `key`, if any. (Lengths, not values: each
+    /// adapter uses its engine's cheapest way to read a value; the harness checks sizes.)
+    fn get(&self, key: &[u8]) -> Result<Option<usize>>;
+
+    /// Value lengths for all keys, in order, through the engine's batched lookup.
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<usize>>>;
+
+    /// Creates ONE iterator and drives it: for each position `next_seek` asks for (it may
+    /// write a key into the buffer and answer [`Seek::Key`]), positions the iterator
+    /// (`seek` forward, `seek_for_prev` in reverse) and visits up to `limit` entries, moving
+    /// in `dir`. Stops when `next_seek` answers `None`.
+    fn scan(
+        &self,
+        dir: Direction,
+        limit: usize,
+        next_seek: &mut dyn FnMut(&mut Vec<u8>) -> Option<Seek>,
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<()>;
+
+    /// Writes the memtable(s) out to table files and waits for that.
+    fn flush(&self) -> Result<()>;
+
+    /// Compacts the whole key range.
+    fn compact(&self) -> Result<()>;
+
+    /// Waits until no flush or compaction is pending or running (or `timeout` passes).
+    fn wait_for_background(&self, timeout: Duration) -> Result<()>;
+
+    fn stats(&self) -> EngineStats;
+
+    fn close(self: Box<Self>) -> Result<()>;
+}
+
+/// Opens engine `name` at `path`.
+pub fn open(name: &str, path: &Path, cfg: &OpenConfig) -> Result<Box<dyn Engine>> {
+    crate::engines::open(name, path, cfg)
+}

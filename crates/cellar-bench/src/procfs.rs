@@ -1,0 +1,118 @@
+//! What Linux tells about this process (`/proc/self/io`, `/proc/self/status`), the page
+//! cache, and the size of a directory tree.
+
+use std::path::Path;
+
+use crate::error::{BenchError, Result};
+
+/// Process-wide (all threads) I/O counters from `/proc/self/io`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IoCounters {
+    /// Read-type system calls (`read`, `pread64`, ...), page cache hits included.
+    pub syscr: u64,
+    /// Bytes the process caused to be fetched from the block device.
+    pub read_bytes: u64,
+}
+
+pub fn io_counters() -> Option<IoCounters> {
+    let text = std::fs::read_to_string("/proc/self/io").ok()?;
+    Some(IoCounters {
+        syscr: field(&text, "syscr:")?,
+        read_bytes: field(&text, "read_bytes:")?,
+    })
+}
+
+fn field(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix(name)?.trim();
+        let num = rest.split_whitespace().next()?;
+        num.parse().ok()
+    })
+}
+
+/// Peak resident set size (`VmHWM`) in bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    field(&text, "VmHWM:").map(|kb| kb * 1024)
+}
+
+/// Resets `VmHWM` to the current RSS (Linux ≥ 4.0), so the next reading is the peak of
+/// what follows. Returns whether that worked.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// `sync(2)`, then drops the page cache, dentries and inodes (needs root).
+pub fn drop_page_cache() -> std::io::Result<()> {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", "3")
+}
+
+/// Bytes of all regular files under `dir` (0 if it does not exist).
+pub fn dir_size(dir: &Path) -> Result<u64> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(BenchError::io(dir, e)),
+    };
+    let mut total = 0;
+    for entry in entries {
+        let entry = entry.map_err(|e| BenchError::io(dir, e))?;
+        let path = entry.path();
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            // Removed under us (a compaction deleting an input): not part of the size.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(BenchError::io(&path, e)),
+        };
+        if meta.is_dir() {
+            total += dir_size(&path)?;
+        } else if meta.is_file() {
+            total += meta.len();
+        }
+    }
+    Ok(total)
+}
+
+/// Removes `dir` and everything in it; fine if it is not there.
+pub fn remove_dir(dir: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(BenchError::io(dir, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_own_counters() {
+        let io = io_counters().expect("/proc/self/io");
+        let _ = std::fs::read("/proc/self/status").unwrap();
+        assert!(io_counters().unwrap().syscr > io.syscr);
+        assert!(peak_rss_bytes().unwrap() > 0);
+    }
+
+    #[test]
+    fn sums_a_tree() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a"), [0u8; 100]).unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("sub/b"), [0u8; 23]).unwrap();
+        assert_eq!(dir_size(d.path()).unwrap(), 123);
+        assert_eq!(dir_size(&d.path().join("missing")).unwrap(), 0);
+        remove_dir(&d.path().join("sub")).unwrap();
+        assert_eq!(dir_size(d.path()).unwrap(), 100);
+    }
+
+    #[test]
+    fn parses_fields() {
+        let t = "rchar: 10\nsyscr: 5\nread_bytes: 4096\n";
+        assert_eq!(field(t, "syscr:"), Some(5));
+        assert_eq!(field(t, "read_bytes:"), Some(4096));
+        assert_eq!(field("VmHWM:\t  1234 kB\n", "VmHWM:"), Some(1234));
+    }
+}
