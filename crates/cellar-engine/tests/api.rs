@@ -1295,7 +1295,7 @@ fn exercise_options(o: Options, label: &str) {
     // Several versions of every key, spread over memtable, L0 and deeper levels.
     for round in 0..3u32 {
         for (i, key) in keys.iter().enumerate() {
-            if (i as u32 + round) % 4 == 0 {
+            if (i as u32 + round).is_multiple_of(4) {
                 db.delete(&ks, key, &WriteOptions::default())
                     .expect("delete");
                 model.remove(key);
@@ -1415,6 +1415,9 @@ fn direct_reads_on_the_real_fs_read_back_exactly() {
     assert!(db.stats().device_reads > 0);
 }
 
+/// A labelled change to the options.
+type OptionsCase = (&'static str, fn(&mut Options));
+
 /// Degenerate option values are either refused at open (`InvalidArgument`) or work; they
 /// never hang a writer or panic.
 fn degenerate_options_case(label: &str, tweak: fn(&mut Options)) -> Result<(), String> {
@@ -1455,7 +1458,7 @@ fn degenerate_options_case(label: &str, tweak: fn(&mut Options)) -> Result<(), S
 
 #[test]
 fn degenerate_options_are_refused_or_work() {
-    let cases: [(&str, fn(&mut Options)); 9] = [
+    let cases: [OptionsCase; 9] = [
         ("memtable_size_bytes = 0", |o| o.memtable_size_bytes = 0),
         ("block_size_bytes = 0", |o| o.block_size_bytes = 0),
         ("block_restart_interval = 0", |o| {
@@ -1484,7 +1487,7 @@ fn degenerate_options_are_refused_or_work() {
 #[test]
 #[ignore = "BUG: max_immutable_memtables = 0 or l0_stop_trigger = 0 is accepted by open and then make_room waits forever (writers hang)"]
 fn impossible_stall_limits_are_refused_at_open() {
-    let cases: [(&str, fn(&mut Options)); 2] = [
+    let cases: [OptionsCase; 2] = [
         ("max_immutable_memtables = 0", |o| {
             o.max_immutable_memtables = 0
         }),

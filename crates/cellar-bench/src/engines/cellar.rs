@@ -54,8 +54,6 @@ impl CellarEngine {
     }
 }
 
-/// Files in level 0, summed over keyspaces.
-
 impl Engine for CellarEngine {
     fn name(&self) -> &'static str {
         NAME
