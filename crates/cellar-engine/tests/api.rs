@@ -1485,7 +1485,6 @@ fn degenerate_options_are_refused_or_work() {
 /// Stall limits that can never be met must be refused at open, not hang the first writer
 /// that fills a memtable.
 #[test]
-#[ignore = "BUG: max_immutable_memtables = 0 or l0_stop_trigger = 0 is accepted by open and then make_room waits forever (writers hang)"]
 fn impossible_stall_limits_are_refused_at_open() {
     let cases: [OptionsCase; 2] = [
         ("max_immutable_memtables = 0", |o| {

@@ -170,13 +170,24 @@ impl Db {
             )));
         }
         self.flush()?;
-        // Hold the version so none of its files is deleted while they are linked.
-        let _sv = inner.super_version();
-        let mut meta = inner.manifest.lock().meta.clone();
+        // The version installed with this metadata (both change under the manifest lock)
+        // holds every listed file open, so none is deleted while they are linked.
+        let (mut meta, _sv) = {
+            let m = inner.manifest.lock();
+            (m.meta.clone(), inner.super_version())
+        };
         vfs.create_dir_all(dir)?;
+        let mut linked: Vec<std::path::PathBuf> = Vec::new();
         for n in meta.live_file_numbers() {
             let name = sst_file_name(n);
-            vfs.hard_link(&inner.dir.join(&name), &dir.join(&name))?;
+            if let Err(e) = vfs.hard_link(&inner.dir.join(&name), &dir.join(&name)) {
+                // Leave the target empty, so that a retry into it can succeed.
+                for l in &linked {
+                    let _ = vfs.remove(l);
+                }
+                return Err(e);
+            }
+            linked.push(dir.join(&name));
         }
         let manifest_number = meta.next_file_number.max(1);
         // Every write up to the flush is in the files: the copy needs no WAL.

@@ -265,7 +265,25 @@ fn run_compaction_inner(inner: &DbInner, spec: &CompactionSpec) -> Result<()> {
         }
     }
     Counters::add(&inner.counters.compactions, 1);
-    log_and_apply(inner, |_| Ok(edit.clone()), None)
+    log_and_apply(
+        inner,
+        |meta| {
+            if meta.keyspaces.contains_key(&ks) {
+                return Ok(edit.clone());
+            }
+            // The keyspace was dropped while this ran: its inputs went with it, and the
+            // outputs are nobody's.
+            for (_, _, f) in &edit.added_files {
+                if !edit.deleted_files.iter().any(|(_, _, n)| *n == f.number) {
+                    let _ = inner
+                        .vfs
+                        .remove(&inner.dir.join(crate::manifest::sst_file_name(f.number)));
+                }
+            }
+            Ok(VersionEdit::default())
+        },
+        None,
+    )
 }
 
 /// Makes an edit durable in the manifest, then publishes the new version. `make_edit` runs

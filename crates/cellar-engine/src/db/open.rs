@@ -67,6 +67,30 @@ fn new_meta(num_levels: usize) -> Result<LsmMeta> {
     Ok(meta)
 }
 
+/// Refuses settings under which writers could wait forever or files could not be cut.
+fn validate_options(o: &Options) -> Result<()> {
+    let bad = |why: &str| Err(Error::InvalidArgument(format!("options: {why}")));
+    if o.num_levels < 2 {
+        return bad("num_levels must be at least 2");
+    }
+    if o.max_immutable_memtables == 0 {
+        return bad("max_immutable_memtables must be at least 1 (writers would wait forever)");
+    }
+    if o.l0_compaction_trigger == 0 {
+        return bad("l0_compaction_trigger must be at least 1");
+    }
+    if o.l0_stop_trigger < o.l0_compaction_trigger {
+        return bad("l0_stop_trigger must be at least l0_compaction_trigger (writers would wait for a compaction that never starts)");
+    }
+    if o.memtable_size_bytes == 0 || o.block_size_bytes == 0 || o.target_file_size_bytes == 0 {
+        return bad("memtable, block and target file sizes must be positive");
+    }
+    if o.level_size_ratio < 2 {
+        return bad("level_size_ratio must be at least 2");
+    }
+    Ok(())
+}
+
 fn multi_get_pool(threads: usize) -> Result<Option<rayon::ThreadPool>> {
     if threads <= 1 {
         return Ok(None);
@@ -105,11 +129,7 @@ fn holds_data(vfs: &dyn Vfs, dir: &Path, names: &[String]) -> Result<bool> {
 
 pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     let vfs = Arc::clone(&opts.vfs);
-    if opts.num_levels < 2 {
-        return Err(Error::InvalidArgument(
-            "num_levels must be at least 2".into(),
-        ));
-    }
+    validate_options(&opts)?;
     if opts.create_if_missing {
         vfs.create_dir_all(dir)?;
     } else if !vfs.exists(dir) {
@@ -123,7 +143,9 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     let cache = Arc::new(BlockCache::new(opts.block_cache_size_bytes));
 
     let names = vfs.list(dir)?;
-    let mut meta = match read_current(&*vfs, dir)? {
+    let current = read_current(&*vfs, dir)?;
+    let existing = current.is_some();
+    let mut meta = match current {
         // Never start afresh over the files of a database whose CURRENT is gone: the new
         // database would delete them all as orphans. Only an interrupted creation (a WAL
         // with no records and a manifest, nothing acknowledged yet) may be started over.
@@ -188,6 +210,23 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     wals.sort_unstable();
     let recovered = Arc::new(Memtable::new(0));
     let mut last_seq = meta.last_sequence;
+    // The WAL the manifest names first holds the oldest unflushed writes: without it the
+    // newer ones would be replayed over a hole.
+    if let Some(first) = wals.first() {
+        if existing && *first != meta.log_number {
+            return Err(Error::corruption(
+                dir.join(wal_file_name(meta.log_number)),
+                0,
+                format!(
+                    "WAL {} named by the manifest is missing while WAL {first} exists",
+                    meta.log_number
+                ),
+            ));
+        }
+    }
+    // Replayed WALs come from one run of the engine, so their sequence numbers are
+    // contiguous; a gap means a missing or truncated older WAL.
+    let mut expected_seq: Option<u64> = None;
     for (i, n) in wals.iter().enumerate() {
         let path = dir.join(wal_file_name(*n));
         let bytes = vfs.read_all(&path)?;
@@ -199,6 +238,16 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
         let contents = read_log(&bytes, &path, LogKind::Wal, policy)?;
         for (offset, rec) in contents.payloads(&bytes) {
             let b = decode_batch(rec, &path, offset)?;
+            if let Some(e) = expected_seq {
+                if b.seq != e {
+                    return Err(Error::corruption(
+                        &path,
+                        offset,
+                        format!("sequence gap: expected {e}, found {} (an older WAL is missing or cut short)", b.seq),
+                    ));
+                }
+            }
+            expected_seq = Some(b.seq + u64::from(b.count));
             write::apply_ops(&recovered, b.seq, &b.ops, &|ks| {
                 meta.keyspaces.contains_key(&ks)
             });

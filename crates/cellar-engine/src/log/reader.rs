@@ -199,6 +199,23 @@ fn parse_record(bytes: &[u8], pos: usize) -> Result<Range<usize>, &'static str> 
     Ok(start..end)
 }
 
+/// Sector size assumed for torn appends: a power loss writes whole sectors or none.
+const SECTOR_BYTES: usize = 512;
+
+/// A complete record is still a torn append when the file is zero from a sector boundary
+/// inside its payload to the end: the sectors holding its start reached the disk, the later
+/// ones never did (the file system had already extended the file). Bytes are lost a sector
+/// at a time, so a zero run that begins inside the last sector of the payload is data, and a
+/// checksum failure there is damage.
+fn ends_in_unwritten_sectors(bytes: &[u8], payload_start: usize, payload_end: usize) -> bool {
+    let zeros_from = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    if zeros_from >= payload_end {
+        return false;
+    }
+    let boundary = zeros_from.max(payload_start).div_ceil(SECTOR_BYTES) * SECTOR_BYTES;
+    boundary < payload_end
+}
+
 /// Whether the bad record at `pos` is what an interrupted append leaves: the file ends
 /// inside it (a short write or a crash before the data reached the disk), or everything from
 /// `pos` on is zero (space allocated but never written). A *complete* record that fails its
@@ -215,7 +232,7 @@ fn is_torn_tail(bytes: &[u8], pos: usize) -> bool {
     };
     let start = pos + RECORD_HEADER_LEN;
     if start.saturating_add(len as usize) <= bytes.len() {
-        return false;
+        return ends_in_unwritten_sectors(bytes, start, start + len as usize);
     }
     // A middle record whose length field flipped also seems to run past the end: the
     // records after it give it away.
