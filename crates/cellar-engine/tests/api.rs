@@ -470,7 +470,6 @@ fn delete_range_then_compaction_drops_covered_entries() {
 /// must still be reclaimable: `compact_range` over the range has to rewrite those files
 /// (and the tombstone should then be collected).
 #[test]
-#[ignore = "BUG: compact_range never rewrites files on the deepest non-empty level unless files above overlap them; data there covered by delete_range is never reclaimed, and its tombstone never leaves the manifest"]
 fn delete_range_covered_data_on_the_deepest_level_is_reclaimed_by_compact_range() {
     let (mem, _) = mem_vfs();
     let db = open_mem(&mem, false);
@@ -499,7 +498,6 @@ fn delete_range_covered_data_on_the_deepest_level_is_reclaimed_by_compact_range(
 
 /// The same when a snapshot pinned the covered data during the first compaction.
 #[test]
-#[ignore = "BUG: compact_range never rewrites files on the deepest non-empty level; data a snapshot pinned there stays after the snapshot is released"]
 fn delete_range_covered_data_is_reclaimed_after_the_snapshot_goes() {
     let (mem, _) = mem_vfs();
     let db = open_mem(&mem, false);

@@ -27,7 +27,10 @@ pub struct CompactionSpec {
 impl CompactionSpec {
     /// One file with nothing under it moves down without being rewritten.
     pub fn is_trivial_move(&self) -> bool {
-        self.level > 0 && self.inputs.len() == 1 && self.next_inputs.is_empty()
+        self.level > 0
+            && self.level != self.output_level
+            && self.inputs.len() == 1
+            && self.next_inputs.is_empty()
     }
 
     pub fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileHandle>> {
@@ -159,4 +162,38 @@ pub fn pick_range(
         inputs
     };
     Some(with_next_inputs(ks, k, level, inputs, 0.0))
+}
+
+/// For `compact_range` on the deepest level: rewrites its files overlapping `[start, end]`
+/// in place, which drops what only a bottom-level rewrite can (data under range tombstones,
+/// point tombstones, versions snapshots no longer pin).
+pub fn pick_bottom_rewrite(
+    v: &Version,
+    ks: u32,
+    level: usize,
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Option<CompactionSpec> {
+    let k = v.keyspaces.get(&ks)?;
+    let inputs: Vec<_> = k
+        .levels
+        .get(level)?
+        .iter()
+        .filter(|f| {
+            start.is_none_or(|s| f.largest_user_key() >= s)
+                && end.is_none_or(|e| f.smallest_user_key() <= e)
+        })
+        .cloned()
+        .collect();
+    if inputs.is_empty() {
+        return None;
+    }
+    Some(CompactionSpec {
+        ks,
+        level,
+        output_level: level,
+        inputs,
+        next_inputs: Vec::new(),
+        score: 0.0,
+    })
 }

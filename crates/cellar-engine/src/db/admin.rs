@@ -8,7 +8,7 @@ use super::background::{flush_all_immutables, log_and_apply, run_compaction};
 use super::open::DEFAULT_KEYSPACE;
 use super::Db;
 use crate::batch::Keyspace;
-use crate::compaction::pick_range;
+use crate::compaction::{pick_bottom_rewrite, pick_range};
 use crate::error::{Error, Result};
 use crate::log::{LogKind, LogWriter};
 use crate::manifest::{manifest_file_name, sst_file_name, write_current, VersionEdit};
@@ -151,6 +151,10 @@ impl Db {
             if let Some(spec) = pick_range(&sv.version, ks.id, level, start, end) {
                 run_compaction(inner, &spec)?;
             }
+        }
+        let sv = inner.super_version();
+        if let Some(spec) = pick_bottom_rewrite(&sv.version, ks.id, last, start, end) {
+            run_compaction(inner, &spec)?;
         }
         drop(_c);
         inner.signal_bg();

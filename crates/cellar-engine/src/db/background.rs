@@ -202,7 +202,73 @@ pub(crate) fn compact_once(inner: &DbInner) -> Result<bool> {
 
 /// REQUIRES: `inner.compaction_lock` held by the caller. A failure poisons the database.
 pub(crate) fn run_compaction(inner: &DbInner, spec: &CompactionSpec) -> Result<()> {
-    run_compaction_inner(inner, spec).inspect_err(|e| inner.poison(e))
+    run_compaction_inner(inner, spec)
+        .and_then(|()| collect_range_tombstones(inner, spec.ks))
+        .inspect_err(|e| inner.poison(e))
+}
+
+/// Removes the range tombstones of `ks` that hide nothing any more: no file holds an entry
+/// in the range older than the tombstone. (Such entries can only be in files: they were
+/// flushed before the tombstone reached the manifest, and every later write is newer.)
+/// Scanning the range costs little: right after the compaction that applied a tombstone the
+/// range is empty, and while older data remains the first entry found usually shows it.
+/// REQUIRES: `inner.compaction_lock` held (no compaction changes files meanwhile).
+fn collect_range_tombstones(inner: &DbInner, ks: u32) -> Result<()> {
+    let sv = inner.super_version();
+    let Some(kv) = sv.version.keyspaces.get(&ks) else {
+        return Ok(());
+    };
+    let mut dead = Vec::new();
+    for t in &kv.range_tombstones {
+        let mut hides = false;
+        'files: for f in kv.levels.iter().flatten() {
+            if f.meta.min_seq >= t.seq
+                || f.smallest_user_key() >= t.end.as_slice()
+                || f.largest_user_key() < t.start.as_slice()
+            {
+                continue;
+            }
+            let mut it = f.reader.iter_with(false);
+            it.seek(&crate::types::make_internal_key(
+                &t.start,
+                crate::types::MAX_SEQ,
+                0xff,
+            ));
+            while it.valid() {
+                let (ukey, trailer) = crate::types::split_internal(it.key()).unwrap_or((&[], 0));
+                if ukey >= t.end.as_slice() {
+                    break;
+                }
+                if crate::types::unpack_trailer(trailer).0 < t.seq {
+                    hides = true;
+                    break 'files;
+                }
+                it.next();
+            }
+            it.status()?;
+        }
+        if !hides {
+            dead.push(t.clone());
+        }
+    }
+    if dead.is_empty() {
+        return Ok(());
+    }
+    log_and_apply(
+        inner,
+        |meta| {
+            let mut edit = VersionEdit::default();
+            if let Some(k) = meta.keyspaces.get(&ks) {
+                for t in dead {
+                    if k.range_tombstones.contains(&t) {
+                        edit.deleted_range_tombstones.push((ks, t));
+                    }
+                }
+            }
+            Ok(edit)
+        },
+        None,
+    )
 }
 
 fn run_compaction_inner(inner: &DbInner, spec: &CompactionSpec) -> Result<()> {
