@@ -208,15 +208,12 @@ fn print_filter(out: &mut dyn Write, f: &SstFile<'_>, footer: &Footer) -> CliRes
     }
     let h = footer.filter;
     let data = f.contents(h)?;
-    // Validates the probe count and size the same way the reader does.
-    BloomFilter::from_block(f.path, h.offset, data.clone())?;
-    let (bits, k) = match data.split_last() {
-        Some((k, bits)) => (bits.len() as u64 * 8, *k),
-        None => (0, 0),
-    };
+    // Decoded (and validated) the same way the reader does.
+    let filter = BloomFilter::from_block(f.path, h.offset, data.clone())?;
+    let (k, bits, layout) = filter.describe();
     writeln!(
         out,
-        "filter: {bits} bits, k = {k}, {} bytes ({} on disk with trailer)",
+        "filter: {layout}, {bits} bits, k = {k}, {} bytes ({} on disk with trailer)",
         data.len(),
         h.len_with_trailer()
     )?;
