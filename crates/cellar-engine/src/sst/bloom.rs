@@ -112,7 +112,7 @@ impl BloomFilter {
         if data.is_empty() {
             return Err(corrupt("filter has no bits"));
         }
-        if cache_local && data.len() % LINE_BYTES != 0 {
+        if cache_local && !data.len().is_multiple_of(LINE_BYTES) {
             return Err(corrupt("cache-local filter is not a whole number of lines"));
         }
         data.shrink_to_fit();
