@@ -143,17 +143,7 @@ pub fn pick_range(
     if level + 1 >= k.levels.len() {
         return None;
     }
-    let inputs: Vec<_> = k.levels[level]
-        .iter()
-        .filter(|f| {
-            start.is_none_or(|s| f.largest_user_key() >= s)
-                && end.is_none_or(|e| f.smallest_user_key() <= e)
-        })
-        .cloned()
-        .collect();
-    if inputs.is_empty() {
-        return None;
-    }
+    let inputs = files_in_range(k, level, start, end)?;
     // L0 files overlap one another: take them all, or an older version of a key could
     // land below a newer one.
     let inputs = if level == 0 {
@@ -175,7 +165,25 @@ pub fn pick_bottom_rewrite(
     end: Option<&[u8]>,
 ) -> Option<CompactionSpec> {
     let k = v.keyspaces.get(&ks)?;
-    let inputs: Vec<_> = k
+    let inputs = files_in_range(k, level, start, end)?;
+    Some(CompactionSpec {
+        ks,
+        level,
+        output_level: level,
+        inputs,
+        next_inputs: Vec::new(),
+        score: 0.0,
+    })
+}
+
+/// Files of `level` meeting `[start, end]` (None = unbounded); `None` when there are none.
+fn files_in_range(
+    k: &KeyspaceVersion,
+    level: usize,
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Option<Vec<Arc<FileHandle>>> {
+    let files: Vec<_> = k
         .levels
         .get(level)?
         .iter()
@@ -185,15 +193,165 @@ pub fn pick_bottom_rewrite(
         })
         .cloned()
         .collect();
-    if inputs.is_empty() {
-        return None;
+    (!files.is_empty()).then_some(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::manifest::FileMeta;
+    use crate::sst::{BlockCache, SstBuilder, SstOptions, SstReader};
+    use crate::stats::Counters;
+    use crate::types::make_internal_key;
+    use crate::version::KeyspaceVersion;
+    use crate::vfs::{MemVfs, Vfs};
+
+    /// A file holding `lo` and `hi`, claiming `size` bytes (the picker only reads metadata).
+    fn file(vfs: &Arc<dyn Vfs>, number: u64, lo: &str, hi: &str, size: u64) -> Arc<FileHandle> {
+        let path = PathBuf::from(format!("/t/{number:06}.sst"));
+        vfs.create_dir_all(std::path::Path::new("/t")).expect("dir");
+        let w = vfs.create(&path).expect("create");
+        let mut b = SstBuilder::new(w, path.clone(), SstOptions::default());
+        let (s, l) = (
+            make_internal_key(lo.as_bytes(), number, 1),
+            make_internal_key(hi.as_bytes(), number, 1),
+        );
+        b.add(&s, b"v").expect("add");
+        if hi > lo {
+            b.add(&l, b"v").expect("add");
+        }
+        b.finish().expect("finish");
+        let r = vfs.open_read(&path, false).expect("open");
+        let reader = SstReader::open(
+            r,
+            path.clone(),
+            number,
+            Arc::new(BlockCache::new(0)),
+            Arc::new(Counters::default()),
+        )
+        .expect("reader");
+        let meta = FileMeta {
+            number,
+            size,
+            smallest: s,
+            largest: l,
+            min_seq: number,
+            max_seq: number,
+            num_entries: 2,
+            num_deletions: 0,
+        };
+        Arc::new(FileHandle::new(meta, reader, path, Arc::clone(vfs)))
     }
-    Some(CompactionSpec {
-        ks,
-        level,
-        output_level: level,
-        inputs,
-        next_inputs: Vec::new(),
-        score: 0.0,
-    })
+
+    fn version(levels: Vec<Vec<Arc<FileHandle>>>) -> Version {
+        let mut keyspaces = BTreeMap::new();
+        keyspaces.insert(
+            0,
+            KeyspaceVersion {
+                name: Arc::from("default"),
+                levels,
+                range_tombstones: Vec::new(),
+            },
+        );
+        Version { keyspaces }
+    }
+
+    fn opts() -> Options {
+        Options {
+            l0_compaction_trigger: 4,
+            level1_size_bytes: 1000,
+            level_size_ratio: 10,
+            num_levels: 4,
+            ..Options::default()
+        }
+    }
+
+    fn numbers(files: &[Arc<FileHandle>]) -> Vec<u64> {
+        files.iter().map(|f| f.meta.number).collect()
+    }
+
+    #[test]
+    fn picker_is_idle_when_every_level_is_under_target() {
+        let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+        let v = version(vec![
+            vec![file(&vfs, 1, "a", "z", 10)],
+            vec![file(&vfs, 2, "a", "m", 500)],
+            vec![],
+            vec![],
+        ]);
+        assert!(pick(&v, &opts()).is_none());
+    }
+
+    #[test]
+    fn picker_takes_all_of_level0_and_the_overlapping_level1_files() {
+        let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+        let l0: Vec<_> = (1..=4).map(|n| file(&vfs, n, "c", "f", 10)).collect();
+        let v = version(vec![
+            l0,
+            vec![
+                file(&vfs, 10, "a", "b", 100),
+                file(&vfs, 11, "d", "e", 100),
+                file(&vfs, 12, "x", "y", 100),
+            ],
+            vec![],
+            vec![],
+        ]);
+        let spec = pick(&v, &opts()).expect("L0 is at its trigger");
+        assert_eq!((spec.level, spec.output_level), (0, 1));
+        assert_eq!(numbers(&spec.inputs).len(), 4);
+        assert_eq!(numbers(&spec.next_inputs), vec![11]);
+        assert!(!spec.is_trivial_move());
+    }
+
+    #[test]
+    fn picker_prefers_the_level_file_with_least_overlap_per_byte() {
+        let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+        // L1 holds 1500 bytes against a 1000-byte target.
+        let v = version(vec![
+            vec![],
+            vec![file(&vfs, 1, "a", "c", 500), file(&vfs, 2, "m", "p", 1000)],
+            vec![file(&vfs, 3, "a", "b", 4000), file(&vfs, 4, "n", "o", 100)],
+            vec![],
+        ]);
+        let spec = pick(&v, &opts()).expect("L1 is over target");
+        assert_eq!((spec.level, spec.output_level), (1, 2));
+        // File 2 rewrites 100 bytes below per 1000 of its own; file 1, 4000 per 500.
+        assert_eq!(numbers(&spec.inputs), vec![2]);
+        assert_eq!(numbers(&spec.next_inputs), vec![4]);
+        // The same version always gives the same answer.
+        let again = pick(&v, &opts()).expect("again");
+        assert_eq!(numbers(&again.inputs), vec![2]);
+    }
+
+    #[test]
+    fn picker_moves_a_file_with_nothing_below_without_rewriting_it() {
+        let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+        let v = version(vec![
+            vec![],
+            vec![file(&vfs, 1, "a", "c", 2000)],
+            vec![file(&vfs, 2, "x", "z", 10)],
+            vec![],
+        ]);
+        let spec = pick(&v, &opts()).expect("L1 is over target");
+        assert!(spec.is_trivial_move());
+        assert_eq!(level_target_bytes(3, &opts()), 100_000);
+    }
+
+    #[test]
+    fn bottom_rewrite_stays_on_its_level_and_is_never_a_move() {
+        let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+        let v = version(vec![
+            vec![],
+            vec![],
+            vec![],
+            vec![file(&vfs, 1, "a", "c", 10)],
+        ]);
+        let spec = pick_bottom_rewrite(&v, 0, 3, None, None).expect("one file");
+        assert_eq!((spec.level, spec.output_level), (3, 3));
+        assert!(!spec.is_trivial_move());
+        assert!(pick_bottom_rewrite(&v, 0, 3, Some(b"d"), None).is_none());
+    }
 }
