@@ -44,8 +44,6 @@ pub enum Error {
     },
     #[error("database at {0} is already open in another process (lock held)")]
     Locked(String),
-    #[error("database is closed")]
-    Closed,
 }
 
 impl Error {

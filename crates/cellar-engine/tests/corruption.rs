@@ -9,7 +9,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,13 +45,7 @@ fn apply(model: &mut Model, op: &Op) {
             model.remove(k);
         }
         Op::DeleteRange(a, b) => {
-            let doomed: Vec<Vec<u8>> = model
-                .range::<Vec<u8>, _>((Bound::Included(a), Bound::Excluded(b)))
-                .map(|(k, _)| k.clone())
-                .collect();
-            for k in doomed {
-                model.remove(&k);
-            }
+            common::model_delete_range(model, a, b);
         }
     }
 }

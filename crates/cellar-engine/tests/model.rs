@@ -100,13 +100,7 @@ fn apply(model: &mut Model, w: &Write) {
             model.remove(k);
         }
         Write::DeleteRange(a, b) => {
-            let doomed: Vec<_> = model
-                .range::<Vec<u8>, _>((Bound::Included(a), Bound::Excluded(b)))
-                .map(|(k, _)| k.clone())
-                .collect();
-            for k in doomed {
-                model.remove(&k);
-            }
+            common::model_delete_range(model, a, b);
         }
     }
 }

@@ -7,7 +7,7 @@
 //! - `WritableFile::sync` makes the file's contents durable (fdatasync).
 //! - Creating, renaming or removing a file is durable only after `sync_dir` on its directory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -66,8 +66,3 @@ pub trait Vfs: Send + Sync + 'static {
 }
 
 pub trait FileLock: Send + Sync {}
-
-/// Joins a directory and a file name.
-pub fn join(dir: &Path, name: &str) -> PathBuf {
-    dir.join(name)
-}

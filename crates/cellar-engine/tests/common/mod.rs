@@ -50,3 +50,8 @@ pub fn scan_all(db: &Db, ks: &Keyspace) -> BTreeMap<Vec<u8>, Vec<u8>> {
     it.status().expect("scan status");
     out
 }
+
+/// The model's `delete_range`: removes every key in `[start, end)`.
+pub fn model_delete_range(model: &mut BTreeMap<Vec<u8>, Vec<u8>>, start: &[u8], end: &[u8]) {
+    model.retain(|k, _| !(k.as_slice() >= start && k.as_slice() < end));
+}
