@@ -137,26 +137,6 @@ impl LsmMeta {
             .flat_map(|k| k.levels.iter().flat_map(|l| l.keys().copied()))
             .collect()
     }
-
-    /// Range tombstones that no longer hide anything: no file overlapping the range holds an
-    /// entry older than the tombstone. Every older entry of the range was flushed before the
-    /// tombstone reached the manifest, so files are the only place such entries can be.
-    pub fn obsolete_range_tombstones(&self) -> Vec<(u32, RangeTombstone)> {
-        let mut out = Vec::new();
-        for (id, k) in &self.keyspaces {
-            for t in &k.range_tombstones {
-                let still_hides = k.levels.iter().flat_map(|l| l.values()).any(|f| {
-                    f.min_seq < t.seq
-                        && user_key(&f.smallest) < &t.end[..]
-                        && user_key(&f.largest) >= &t.start[..]
-                });
-                if !still_hides {
-                    out.push((*id, t.clone()));
-                }
-            }
-        }
-        out
-    }
 }
 
 /// An open SST file. When a version edit removes it, it is marked obsolete and deleted from

@@ -366,15 +366,6 @@ pub(crate) fn log_and_apply(
     let bug = |e: String| Error::InvalidArgument(format!("internal error: bad version edit: {e}"));
     let mut meta = m.meta.clone();
     meta.apply(&edit, levels).map_err(bug)?;
-    let dead = meta.obsolete_range_tombstones();
-    if !dead.is_empty() {
-        let gc = VersionEdit {
-            deleted_range_tombstones: dead.clone(),
-            ..VersionEdit::default()
-        };
-        meta.apply(&gc, levels).map_err(bug)?;
-        edit.deleted_range_tombstones.extend(dead);
-    }
     let next_file = inner
         .next_file_number
         .load(std::sync::atomic::Ordering::SeqCst);

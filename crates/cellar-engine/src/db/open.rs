@@ -248,7 +248,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
                 }
             }
             expected_seq = Some(b.seq + u64::from(b.count));
-            write::apply_ops(&recovered, b.seq, &b.ops, &|ks| {
+            write::apply_ops(&recovered, b.seq, b.ops.iter().copied(), &|ks| {
                 meta.keyspaces.contains_key(&ks)
             });
             if b.count > 0 {

@@ -316,10 +316,27 @@ impl Db {
                 .multi_get_miss_permille
                 .store(permille, Ordering::Relaxed);
         }
-        let values: Vec<Option<Vec<u8>>> = chunks.into_iter().flatten().collect();
-        Ok(keys
+        let mut values: Vec<Option<Vec<u8>>> = chunks.into_iter().flatten().collect();
+        // Back to the caller's order. Each value moves out to the last position that asked
+        // for it; only repeated keys are cloned.
+        let slots: Vec<usize> = keys
             .iter()
-            .map(|k| sorted.binary_search(k).ok().and_then(|i| values[i].clone()))
+            .map(|k| sorted.binary_search(k).unwrap_or(0))
+            .collect();
+        let mut wanted = vec![0usize; sorted.len()];
+        for &i in &slots {
+            wanted[i] += 1;
+        }
+        Ok(slots
+            .into_iter()
+            .map(|i| {
+                wanted[i] -= 1;
+                if wanted[i] == 0 {
+                    values[i].take()
+                } else {
+                    values[i].clone()
+                }
+            })
             .collect())
     }
 

@@ -41,11 +41,11 @@ pub(crate) struct WriteQueue {
 pub(crate) fn apply_ops<'a>(
     mem: &Memtable,
     mut seq: SeqNo,
-    ops: impl IntoIterator<Item = &'a BatchOp<'a>>,
+    ops: impl IntoIterator<Item = BatchOp<'a>>,
     live: &dyn Fn(u32) -> bool,
 ) {
     for op in ops {
-        match *op {
+        match op {
             BatchOp::Put { ks, key, value } if live(ks) => {
                 mem.insert(ks, key, seq, ValueKind::Put, value)
             }
@@ -192,8 +192,8 @@ impl DbInner {
         // The active memtable only changes under the WAL lock, which is held here.
         let mem = Arc::clone(&self.sv.read().mem);
         for (s, b) in &batches {
-            let ops: Vec<BatchOp<'_>> = b.ops().filter_map(|op| op.ok()).collect();
-            apply_ops(&mem, *s, &ops, &|_| true);
+            // The batch was encoded by this process and validated: every op decodes.
+            apply_ops(&mem, *s, b.ops().filter_map(|op| op.ok()), &|_| true);
         }
         wal.last_seq = seq - 1;
         self.last_visible.store(seq - 1, Ordering::SeqCst);
