@@ -1,0 +1,1 @@
+//! HQL: the statements of the Cellar shell.

@@ -1,0 +1,1 @@
+//! Tables of cells on the Cellar engine.
