@@ -13,7 +13,7 @@ pub mod types;
 pub mod vfs;
 
 pub use error::{Error, Result};
-pub use options::{Compression, Durability, Options, WriteOptions};
+pub use options::{Compression, Durability, KeyspaceOptions, Options, WriteOptions};
 pub use stats::Stats;
 
 pub mod batch;

