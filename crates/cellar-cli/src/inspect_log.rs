@@ -123,6 +123,7 @@ pub fn wal(path: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
                     format!("PUT ks {ks} key {} value_len {}", escape(key), value.len())
                 }
                 BatchOp::Delete { ks, key } => format!("DEL ks {ks} key {}", escape(key)),
+                BatchOp::Ingested => "INGESTED (sequence taken by ingested files)".to_string(),
                 BatchOp::DeleteRange { ks, start, end } => format!(
                     "DELRANGE ks {ks} start {} end {}",
                     escape(start),
@@ -217,6 +218,18 @@ fn print_edit(out: &mut dyn Write, e: &VersionEdit) -> CliResult<()> {
     for (id, name) in &e.created_keyspaces {
         writeln!(out, "  create keyspace {id} {}", escape(name.as_bytes()))?;
     }
+    for (id, o) in &e.keyspace_options {
+        writeln!(
+            out,
+            "  keyspace {id} options: compression {}, block size {}, bloom bits per key {}",
+            o.compression
+                .map_or("default".into(), |c| format!("{c:?}").to_lowercase()),
+            o.block_size_bytes
+                .map_or("default".into(), |b| b.to_string()),
+            o.bloom_bits_per_key
+                .map_or("default".into(), |b| b.to_string()),
+        )?;
+    }
     for id in &e.dropped_keyspaces {
         writeln!(out, "  drop keyspace {id}")?;
     }
@@ -232,6 +245,9 @@ fn print_edit(out: &mut dyn Write, e: &VersionEdit) -> CliResult<()> {
             count(f.num_entries, "entry", "entries"),
             count(f.num_deletions, "deletion", "deletions")
         )?;
+        if let Some(g) = f.global_seq {
+            writeln!(out, "    ingested: entries read with global sequence {g}")?;
+        }
     }
     for (ks, level, number) in &e.deleted_files {
         writeln!(out, "  delete file {number:06} ks {ks} L{level}")?;

@@ -8,6 +8,8 @@
 //! op      := 0x01 keyspace:varint key:bytes value:bytes      (put)
 //!          | 0x00 keyspace:varint key:bytes                  (delete)
 //!          | 0x02 keyspace:varint start:bytes end:bytes      (delete_range, end exclusive)
+//!          | 0x03                                            (ingested: the sequence number
+//!                                                             went to ingested files)
 //! bytes   := len:varint byte*
 //! ```
 //! The i-th op gets sequence number `seq + i`.
@@ -37,6 +39,7 @@ impl Keyspace {
 pub const OP_DELETE: u8 = 0;
 pub const OP_PUT: u8 = 1;
 pub const OP_DELETE_RANGE: u8 = 2;
+pub const OP_INGESTED: u8 = 3;
 pub const BATCH_HEADER_LEN: usize = 12;
 
 #[derive(Debug, Clone)]
@@ -165,6 +168,14 @@ impl WriteBatch {
         &self.rep
     }
 
+    /// The WAL record of an ingestion: one `Ingested` op taking one sequence number.
+    pub(crate) fn ingested_marker() -> Self {
+        let mut b = WriteBatch::new();
+        b.rep.push(OP_INGESTED);
+        b.count = 1;
+        b
+    }
+
     pub(crate) fn ops(&self) -> BatchOps<'_> {
         BatchOps {
             d: Decoder::new(&self.rep[BATCH_HEADER_LEN..]),
@@ -189,6 +200,9 @@ pub enum BatchOp<'a> {
         start: &'a [u8],
         end: &'a [u8],
     },
+    /// Holds the place of a sequence number given to ingested files, so that the WAL's
+    /// sequence numbers stay contiguous (recovery treats a gap as a lost WAL).
+    Ingested,
 }
 
 pub struct BatchOps<'a> {
@@ -203,6 +217,9 @@ impl<'a> BatchOps<'a> {
         }
         let op = (|| {
             let tag = self.d.u8()?;
+            if tag == OP_INGESTED {
+                return Some(BatchOp::Ingested);
+            }
             let ks = u32::try_from(self.d.varint()?).ok()?;
             let a = self.d.bytes()?;
             match tag {

@@ -24,4 +24,4 @@ pub mod memtable;
 pub mod version;
 
 pub use batch::{Keyspace, WriteBatch};
-pub use db::{Db, DbIterator, ReadOptions, Snapshot};
+pub use db::{Db, DbIterator, IngestFiles, IngestWriter, ReadOptions, Snapshot};

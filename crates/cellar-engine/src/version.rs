@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::manifest::{FileMeta, RangeTombstone, VersionEdit};
+use crate::options::KeyspaceOptions;
 use crate::sst::SstReader;
 use crate::types::{user_key, SeqNo};
 use crate::vfs::Vfs;
@@ -23,6 +24,7 @@ pub struct KeyspaceMeta {
     /// Per level, files by number.
     pub levels: Vec<BTreeMap<u64, FileMeta>>,
     pub range_tombstones: BTreeSet<RangeTombstone>,
+    pub options: KeyspaceOptions,
 }
 
 /// Everything the manifest records, as applied so far.
@@ -65,9 +67,13 @@ impl LsmMeta {
                     name: name.clone(),
                     levels: vec![BTreeMap::new(); num_levels],
                     range_tombstones: BTreeSet::new(),
+                    options: KeyspaceOptions::default(),
                 },
             );
             self.next_keyspace_id = self.next_keyspace_id.max(id + 1);
+        }
+        for (id, o) in &edit.keyspace_options {
+            self.keyspace_mut(*id)?.options = *o;
         }
         for id in &edit.dropped_keyspaces {
             self.keyspaces.remove(id);
@@ -119,6 +125,9 @@ impl LsmMeta {
         };
         for (id, k) in &self.keyspaces {
             e.created_keyspaces.push((*id, k.name.clone()));
+            if k.options != KeyspaceOptions::default() {
+                e.keyspace_options.push((*id, k.options));
+            }
             for (level, files) in k.levels.iter().enumerate() {
                 for f in files.values() {
                     e.added_files.push((*id, level as u32, f.clone()));
@@ -188,6 +197,7 @@ pub struct KeyspaceVersion {
     /// Level 0 newest first (by max sequence); deeper levels sorted by key, disjoint.
     pub levels: Vec<Vec<Arc<FileHandle>>>,
     pub range_tombstones: Vec<RangeTombstone>,
+    pub options: KeyspaceOptions,
 }
 
 impl KeyspaceVersion {
@@ -262,6 +272,7 @@ impl Version {
                     name: Arc::from(k.name.as_str()),
                     levels,
                     range_tombstones: k.range_tombstones.iter().cloned().collect(),
+                    options: k.options,
                 },
             );
         }

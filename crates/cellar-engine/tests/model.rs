@@ -39,6 +39,8 @@ enum Op {
     ReadSnapshot(usize, Vec<u8>),
     Flush,
     Compact,
+    /// A bulk load: puts (Some) and deletes (None) of distinct keys.
+    Ingest(BTreeMap<Vec<u8>, Option<Vec<u8>>>),
     Reopen,
     PowerLoss,
     ProcessCrash,
@@ -85,6 +87,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (any::<usize>(), key()).prop_map(|(i, k)| Op::ReadSnapshot(i, k)),
         2 => Just(Op::Flush),
         1 => Just(Op::Compact),
+        2 => proptest::collection::btree_map(key(), proptest::option::weighted(0.85, value()), 1..12).prop_map(Op::Ingest),
         1 => Just(Op::Reopen),
         1 => Just(Op::PowerLoss),
         1 => Just(Op::ProcessCrash),
@@ -328,6 +331,29 @@ impl Harness {
                 self.db()
                     .compact_range(&self.ks, None, None)
                     .expect("compact");
+                self.all_durable();
+            }
+            Op::Ingest(entries) => {
+                let mut w = self.db().ingest_writer(&self.ks).expect("ingest writer");
+                let mut writes = Vec::new();
+                for (k, v) in entries {
+                    match v {
+                        Some(v) => {
+                            w.put(k, v).expect("ingest put");
+                            writes.push(Write::Put(k.clone(), v.clone()));
+                        }
+                        None => {
+                            w.delete(k).expect("ingest delete");
+                            writes.push(Write::Delete(k.clone()));
+                        }
+                    }
+                }
+                let files = w.finish().expect("ingest finish");
+                self.db().ingest(vec![files]).expect("ingest");
+                for x in &writes {
+                    apply(&mut self.model, x);
+                }
+                self.history.push((writes, Durability::Sync));
                 self.all_durable();
             }
             Op::Reopen => {

@@ -139,5 +139,6 @@ fn finish(o: Output) -> Result<FileMeta> {
         max_seq: s.max_seq,
         num_entries: s.num_entries,
         num_deletions: s.num_deletions,
+        global_seq: None,
     })
 }

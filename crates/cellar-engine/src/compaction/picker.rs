@@ -242,6 +242,7 @@ mod tests {
             max_seq: number,
             num_entries: 2,
             num_deletions: 0,
+            global_seq: None,
         };
         Arc::new(FileHandle::new(meta, reader, path, Arc::clone(vfs)))
     }
@@ -254,6 +255,7 @@ mod tests {
                 name: Arc::from("default"),
                 levels,
                 range_tombstones: Vec::new(),
+                options: Default::default(),
             },
         );
         Version { keyspaces }

@@ -49,7 +49,11 @@ impl Db {
     /// Creates a keyspace whose files are written with `ks_opts` (compression, block
     /// size, bloom filter) instead of the database's defaults.
     pub fn create_keyspace_with(&self, name: &str, ks_opts: KeyspaceOptions) -> Result<Keyspace> {
-        let _ = ks_opts;
+        if ks_opts.block_size_bytes == Some(0) {
+            return Err(Error::InvalidArgument(
+                "keyspace block size must be at least 1 byte".into(),
+            ));
+        }
         if name.is_empty() || name.len() > MAX_KEYSPACE_NAME_LEN {
             return Err(Error::InvalidArgument(format!(
                 "keyspace name must be 1 to {MAX_KEYSPACE_NAME_LEN} bytes"
@@ -64,8 +68,14 @@ impl Db {
                     return Err(Error::KeyspaceExists(name.to_string()));
                 }
                 id = meta.next_keyspace_id;
+                let keyspace_options = if ks_opts == KeyspaceOptions::default() {
+                    Vec::new()
+                } else {
+                    vec![(id, ks_opts)]
+                };
                 Ok(VersionEdit {
                     created_keyspaces: vec![(id, name.to_string())],
+                    keyspace_options,
                     next_keyspace_id: Some(id + 1),
                     ..VersionEdit::default()
                 })

@@ -15,6 +15,7 @@ use crate::manifest::{
     manifest_file_name, wal_file_name, write_current, FileMeta, RangeTombstone, VersionEdit,
 };
 use crate::memtable::Memtable;
+use crate::options::KeyspaceOptions;
 use crate::options::Options;
 use crate::sst::SstOptions;
 use crate::stats::Counters;
@@ -82,26 +83,26 @@ pub(crate) fn flush_to_files(
     opts: &Options,
     alloc: &dyn Fn() -> u64,
     mem: &Arc<Memtable>,
-    live: &[u32],
+    live: &[(u32, KeyspaceOptions)],
     oldest_snapshot: SeqNo,
 ) -> Result<FlushOutput> {
     let mut files = Vec::new();
-    let out = OutputSpec {
-        vfs,
-        dir,
-        sst: SstOptions::from_options(opts),
-        target_file_size_bytes: u64::MAX,
-        alloc_file_number: alloc,
-    };
     let filter = RunFilter {
         oldest_snapshot,
         bottommost: false,
         range_tombstones: Vec::new(),
     };
     for ks in mem.keyspaces() {
-        if !live.contains(&ks) {
+        let Some((_, ks_opts)) = live.iter().find(|(id, _)| *id == ks) else {
             continue;
-        }
+        };
+        let out = OutputSpec {
+            vfs,
+            dir,
+            sst: SstOptions::for_keyspace(opts, ks_opts),
+            target_file_size_bytes: u64::MAX,
+            alloc_file_number: alloc,
+        };
         let mut it = mem.iter(ks);
         for f in write_sorted_run(&mut it, &out, &filter)? {
             files.push((ks, f));
@@ -113,7 +114,7 @@ pub(crate) fn flush_to_files(
     let tombstones = mem
         .all_range_tombstones()
         .into_iter()
-        .filter(|(ks, _)| live.contains(ks))
+        .filter(|(ks, _)| live.iter().any(|(id, _)| id == ks))
         .collect();
     Ok((files, tombstones))
 }
@@ -135,7 +136,12 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
         1 => sv.mem.wal_number(),
         n => sv.imms[n - 2].wal_number(),
     };
-    let live: Vec<u32> = sv.version.keyspaces.keys().copied().collect();
+    let live: Vec<(u32, KeyspaceOptions)> = sv
+        .version
+        .keyspaces
+        .iter()
+        .map(|(id, k)| (*id, k.options))
+        .collect();
     let (files, tombstones) = flush_to_files(
         &inner.vfs,
         &inner.dir,
@@ -314,7 +320,7 @@ fn run_compaction_inner(inner: &DbInner, spec: &CompactionSpec) -> Result<()> {
         let out = OutputSpec {
             vfs: &inner.vfs,
             dir: &inner.dir,
-            sst: SstOptions::from_options(&inner.opts),
+            sst: SstOptions::for_keyspace(&inner.opts, &kv.options),
             target_file_size_bytes: inner.opts.target_file_size_bytes,
             alloc_file_number: &|| inner.alloc_file_number(),
         };

@@ -7,6 +7,7 @@
 
 mod admin;
 mod background;
+mod ingest;
 mod iterator;
 mod open;
 mod read;
@@ -20,6 +21,7 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use ingest::{IngestFiles, IngestWriter};
 pub use iterator::DbIterator;
 pub use read::{ReadOptions, Snapshot};
 

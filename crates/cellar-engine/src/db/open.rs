@@ -43,7 +43,8 @@ pub(crate) fn open_table(
         f.number,
         Arc::clone(cache),
         Arc::clone(counters),
-    )?;
+    )?
+    .with_global_seq(f.global_seq);
     Ok(Arc::new(FileHandle::new(
         f.clone(),
         reader,
@@ -260,7 +261,11 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     // The recovered writes go to level 0 before the WALs holding them are dropped.
     let mut edit = VersionEdit::default();
     if !recovered.is_empty() {
-        let live: Vec<u32> = meta.keyspaces.keys().copied().collect();
+        let live: Vec<(u32, crate::options::KeyspaceOptions)> = meta
+            .keyspaces
+            .iter()
+            .map(|(id, k)| (*id, k.options))
+            .collect();
         let (files, tombstones) =
             background::flush_to_files(&vfs, dir, &opts, &alloc, &recovered, &live, last_seq)?;
         for (ks, f) in files {

@@ -153,7 +153,31 @@ impl Db {
     }
 }
 
+/// Holds every writer off while alive (see [`DbInner::exclusive_writes`]).
+pub(crate) struct ExclusiveWrites<'a> {
+    inner: &'a DbInner,
+}
+
+impl Drop for ExclusiveWrites<'_> {
+    fn drop(&mut self) {
+        let mut q = self.inner.writers.lock();
+        q.leader_active = false;
+        self.inner.writers_cv.notify_all();
+    }
+}
+
 impl DbInner {
+    /// Takes the write leader's place: no write group forms until the guard is dropped,
+    /// and none is in flight when this returns.
+    pub(crate) fn exclusive_writes(&self) -> ExclusiveWrites<'_> {
+        let mut q = self.writers.lock();
+        while q.leader_active {
+            self.writers_cv.wait(&mut q);
+        }
+        q.leader_active = true;
+        ExclusiveWrites { inner: self }
+    }
+
     fn commit_group(&self, group: &[Arc<Writer>]) -> Result<()> {
         let mut wal = self.wal.lock();
         let first_seq = wal.last_seq + 1;

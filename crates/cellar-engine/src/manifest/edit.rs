@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::coding::{put_bytes, put_varint, Decoder};
 use crate::error::{Error, Result};
+use crate::options::{Compression, KeyspaceOptions};
 
 /// One SST file of one level of one keyspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +23,9 @@ pub struct FileMeta {
     pub max_seq: u64,
     pub num_entries: u64,
     pub num_deletions: u64,
+    /// Set for an ingested file (see `db/ingest.rs`): every entry in it is stored with
+    /// sequence number 0 and is read as if written with this one.
+    pub global_seq: Option<u64>,
 }
 
 /// Deletes every user key in `[start, end)` written with a sequence number below `seq`.
@@ -41,6 +45,8 @@ pub struct VersionEdit {
     pub last_sequence: Option<u64>,
     pub next_keyspace_id: Option<u32>,
     pub created_keyspaces: Vec<(u32, String)>,
+    /// How a keyspace's files are written; recorded with its creation.
+    pub keyspace_options: Vec<(u32, KeyspaceOptions)>,
     pub dropped_keyspaces: Vec<u32>,
     /// (keyspace, level, file).
     pub added_files: Vec<(u32, u32, FileMeta)>,
@@ -62,7 +68,15 @@ mod tag {
     pub const DELETED_FILE: u64 = 8;
     pub const ADDED_RANGE_TOMBSTONE: u64 = 9;
     pub const DELETED_RANGE_TOMBSTONE: u64 = 10;
+    pub const KEYSPACE_OPTIONS: u64 = 11;
+    /// An added file with a global sequence number (an ingested file).
+    pub const ADDED_INGESTED_FILE: u64 = 12;
 }
+
+/// Presence bits of a `KEYSPACE_OPTIONS` field.
+const KS_OPT_COMPRESSION: u64 = 1;
+const KS_OPT_BLOCK_SIZE: u64 = 2;
+const KS_OPT_BLOOM: u64 = 4;
 
 fn put_tombstone(dst: &mut Vec<u8>, keyspace: u32, t: &RangeTombstone) {
     put_varint(dst, u64::from(keyspace));
@@ -91,12 +105,46 @@ impl VersionEdit {
             put_varint(&mut dst, u64::from(*id));
             put_bytes(&mut dst, name.as_bytes());
         }
+        for (id, o) in &self.keyspace_options {
+            put_varint(&mut dst, tag::KEYSPACE_OPTIONS);
+            put_varint(&mut dst, u64::from(*id));
+            let mut present = 0;
+            present |= if o.compression.is_some() {
+                KS_OPT_COMPRESSION
+            } else {
+                0
+            };
+            present |= if o.block_size_bytes.is_some() {
+                KS_OPT_BLOCK_SIZE
+            } else {
+                0
+            };
+            present |= if o.bloom_bits_per_key.is_some() {
+                KS_OPT_BLOOM
+            } else {
+                0
+            };
+            put_varint(&mut dst, present);
+            if let Some(c) = o.compression {
+                put_varint(&mut dst, c as u64);
+            }
+            if let Some(b) = o.block_size_bytes {
+                put_varint(&mut dst, b as u64);
+            }
+            if let Some(b) = o.bloom_bits_per_key {
+                put_varint(&mut dst, u64::from(b));
+            }
+        }
         for id in &self.dropped_keyspaces {
             put_varint(&mut dst, tag::DROPPED_KEYSPACE);
             put_varint(&mut dst, u64::from(*id));
         }
         for (ks, level, f) in &self.added_files {
-            put_varint(&mut dst, tag::ADDED_FILE);
+            let t = match f.global_seq {
+                Some(_) => tag::ADDED_INGESTED_FILE,
+                None => tag::ADDED_FILE,
+            };
+            put_varint(&mut dst, t);
             put_varint(&mut dst, u64::from(*ks));
             put_varint(&mut dst, u64::from(*level));
             put_varint(&mut dst, f.number);
@@ -107,6 +155,9 @@ impl VersionEdit {
             put_varint(&mut dst, f.max_seq);
             put_varint(&mut dst, f.num_entries);
             put_varint(&mut dst, f.num_deletions);
+            if let Some(g) = f.global_seq {
+                put_varint(&mut dst, g);
+            }
         }
         for (ks, level, number) in &self.deleted_files {
             put_varint(&mut dst, tag::DELETED_FILE);
@@ -160,10 +211,43 @@ impl VersionEdit {
                     e.created_keyspaces.push((id, name));
                 }
                 tag::DROPPED_KEYSPACE => e.dropped_keyspaces.push(r.u32("keyspace id")?),
-                tag::ADDED_FILE => {
+                tag::KEYSPACE_OPTIONS => {
+                    let id = r.u32("keyspace id")?;
+                    let present_at = r.d.position();
+                    let present = r.varint("keyspace option bits")?;
+                    if present & !(KS_OPT_COMPRESSION | KS_OPT_BLOCK_SIZE | KS_OPT_BLOOM) != 0 {
+                        return Err(r.error_at(present_at, "unknown keyspace option bits"));
+                    }
+                    let mut o = KeyspaceOptions::default();
+                    if present & KS_OPT_COMPRESSION != 0 {
+                        let at = r.d.position();
+                        let c = r.varint("compression")?;
+                        o.compression = Some(
+                            u8::try_from(c)
+                                .ok()
+                                .and_then(Compression::from_u8)
+                                .ok_or_else(|| r.error_at(at, "unknown compression"))?,
+                        );
+                    }
+                    if present & KS_OPT_BLOCK_SIZE != 0 {
+                        let at = r.d.position();
+                        let b = r.varint("block size")?;
+                        o.block_size_bytes = Some(
+                            usize::try_from(b)
+                                .ok()
+                                .filter(|b| *b > 0)
+                                .ok_or_else(|| r.error_at(at, "block size out of range"))?,
+                        );
+                    }
+                    if present & KS_OPT_BLOOM != 0 {
+                        o.bloom_bits_per_key = Some(r.u32("bloom bits per key")?);
+                    }
+                    e.keyspace_options.push((id, o));
+                }
+                tag::ADDED_FILE | tag::ADDED_INGESTED_FILE => {
                     let ks = r.u32("keyspace id")?;
                     let level = r.u32("level")?;
-                    let f = FileMeta {
+                    let mut f = FileMeta {
                         number: r.varint("file number")?,
                         size: r.varint("file size")?,
                         smallest: r.bytes("smallest key")?.to_vec(),
@@ -172,7 +256,11 @@ impl VersionEdit {
                         max_seq: r.varint("max sequence")?,
                         num_entries: r.varint("entry count")?,
                         num_deletions: r.varint("deletion count")?,
+                        global_seq: None,
                     };
+                    if t == tag::ADDED_INGESTED_FILE {
+                        f.global_seq = Some(r.varint("global sequence")?);
+                    }
                     e.added_files.push((ks, level, f));
                 }
                 tag::DELETED_FILE => {

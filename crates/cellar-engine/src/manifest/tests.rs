@@ -19,17 +19,21 @@ fn file_meta() -> impl Strategy<Value = FileMeta> {
         bytes(24),
         bytes(24),
         any::<[u64; 4]>(),
+        proptest::option::of(any::<u64>()),
     )
-        .prop_map(|(number, size, smallest, largest, s)| FileMeta {
-            number,
-            size,
-            smallest,
-            largest,
-            min_seq: s[0],
-            max_seq: s[1],
-            num_entries: s[2],
-            num_deletions: s[3],
-        })
+        .prop_map(
+            |(number, size, smallest, largest, s, global_seq)| FileMeta {
+                number,
+                size,
+                smallest,
+                largest,
+                min_seq: s[0],
+                max_seq: s[1],
+                num_entries: s[2],
+                num_deletions: s[3],
+                global_seq,
+            },
+        )
 }
 
 fn tombstone() -> impl Strategy<Value = (u32, RangeTombstone)> {
@@ -52,9 +56,10 @@ fn version_edit() -> impl Strategy<Value = VersionEdit> {
         vec((any::<u32>(), any::<u32>(), any::<u64>()), 0..4),
         vec(tombstone(), 0..3),
         vec(tombstone(), 0..3),
+        vec((any::<u32>(), keyspace_options()), 0..3),
     )
         .prop_map(
-            |(s, created, dropped, added, deleted, add_rt, del_rt)| VersionEdit {
+            |(s, created, dropped, added, deleted, add_rt, del_rt, ks_opts)| VersionEdit {
                 log_number: s.0,
                 next_file_number: s.1,
                 last_sequence: s.2,
@@ -65,8 +70,29 @@ fn version_edit() -> impl Strategy<Value = VersionEdit> {
                 deleted_files: deleted,
                 added_range_tombstones: add_rt,
                 deleted_range_tombstones: del_rt,
+                keyspace_options: ks_opts,
             },
         )
+}
+
+fn keyspace_options() -> impl Strategy<Value = crate::options::KeyspaceOptions> {
+    use crate::options::Compression;
+    (
+        proptest::option::of(prop_oneof![
+            Just(Compression::None),
+            Just(Compression::Lz4),
+            Just(Compression::Zstd)
+        ]),
+        proptest::option::of(1usize..1 << 20),
+        proptest::option::of(any::<u32>()),
+    )
+        .prop_map(|(compression, block_size_bytes, bloom_bits_per_key)| {
+            crate::options::KeyspaceOptions {
+                compression,
+                block_size_bytes,
+                bloom_bits_per_key,
+            }
+        })
 }
 
 fn p(s: &str) -> PathBuf {
@@ -265,6 +291,7 @@ fn sample_edits() -> Vec<VersionEdit> {
                 max_seq: 100,
                 num_entries: 100,
                 num_deletions: 3,
+                global_seq: None,
             },
         )],
         ..VersionEdit::default()

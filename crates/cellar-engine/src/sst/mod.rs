@@ -39,7 +39,7 @@ pub use cache::BlockCache;
 pub use format::{BlockHandle, Footer, Properties};
 pub use reader::{LookupResult, SstIterator, SstReader};
 
-use crate::options::{Compression, Options};
+use crate::options::{Compression, KeyspaceOptions, Options};
 
 /// The subset of [`Options`] that shapes an SST file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +60,18 @@ impl SstOptions {
             block_restart_interval: o.block_restart_interval,
             compression: o.compression,
             bloom_bits_per_key: o.bloom_bits_per_key,
+        }
+    }
+}
+
+impl SstOptions {
+    /// The database's settings with a keyspace's overrides applied.
+    pub fn for_keyspace(o: &Options, ks: &KeyspaceOptions) -> Self {
+        SstOptions {
+            block_size_bytes: ks.block_size_bytes.unwrap_or(o.block_size_bytes),
+            block_restart_interval: o.block_restart_interval,
+            compression: ks.compression.unwrap_or(o.compression),
+            bloom_bits_per_key: ks.bloom_bits_per_key.unwrap_or(o.bloom_bits_per_key),
         }
     }
 }

@@ -30,6 +30,9 @@ pub enum LookupResult {
 #[derive(Clone)]
 pub struct SstReader {
     inner: Arc<Inner>,
+    /// For an ingested file: every entry is stored with sequence 0 and read as if written
+    /// with this sequence number (one entry per user key, see `db/ingest.rs`).
+    global_seq: Option<u64>,
 }
 
 struct Inner {
@@ -132,6 +135,7 @@ impl SstReader {
             ));
         }
         Ok(SstReader {
+            global_seq: None,
             inner: Arc::new(Inner {
                 file,
                 path,
@@ -146,6 +150,34 @@ impl SstReader {
                 meta_limit,
             }),
         })
+    }
+
+    /// Reads every entry as if written with sequence `g` (the file must store sequence 0).
+    pub fn with_global_seq(mut self, g: Option<u64>) -> Self {
+        self.global_seq = g;
+        self
+    }
+
+    pub fn global_seq(&self) -> Option<u64> {
+        self.global_seq
+    }
+
+    /// The sequence to probe with for a read at `seq`, or `None` when this file's entries
+    /// are all newer than `seq`.
+    fn probe_seq(&self, seq: u64) -> Option<u64> {
+        match self.global_seq {
+            None => Some(seq),
+            Some(g) if g <= seq => Some(types::MAX_SEQ),
+            Some(_) => None,
+        }
+    }
+
+    fn restamp(&self, r: LookupResult) -> LookupResult {
+        match (self.global_seq, r) {
+            (Some(g), LookupResult::Found { value, .. }) => LookupResult::Found { seq: g, value },
+            (Some(g), LookupResult::Deleted { .. }) => LookupResult::Deleted { seq: g },
+            (None, r) => r,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -229,6 +261,9 @@ impl SstReader {
     /// Newest entry of `user_key` with sequence <= `seq`; `None` if this file has none.
     pub fn get(&self, user_key: &[u8], seq: u64) -> Result<Option<LookupResult>> {
         let inner = &*self.inner;
+        let Some(seq) = self.probe_seq(seq) else {
+            return Ok(None);
+        };
         if !inner.filter_admits(user_key) {
             return Ok(None);
         }
@@ -242,7 +277,7 @@ impl SstReader {
             }
         };
         inner.note_miss(found.is_none());
-        Ok(found)
+        Ok(found.map(|r| self.restamp(r)))
     }
 
     /// Looks up every `keys[i]` (ascending user keys) whose `results[i]` is `None`, reading
@@ -259,6 +294,9 @@ impl SstReader {
             ));
         }
         let inner = &*self.inner;
+        let Some(seq) = self.probe_seq(seq) else {
+            return Ok(());
+        };
         // (block ordinal, key index, lookup key)
         let mut probes: Vec<(usize, usize, Vec<u8>)> = Vec::new();
         for (i, key) in keys.iter().enumerate() {
@@ -291,7 +329,7 @@ impl SstReader {
                 .ok_or_else(|| Error::corruption(&inner.path, 0, "block missing after read"))?;
             let found = lookup_in_block(block, keys[*i], target)?;
             inner.note_miss(found.is_none());
-            results[*i] = found;
+            results[*i] = found.map(|r| self.restamp(r));
         }
         Ok(())
     }
@@ -309,6 +347,7 @@ impl SstReader {
             block_idx: 0,
             data: None,
             err: None,
+            key_buf: Vec::new(),
         }
     }
 }
@@ -444,9 +483,69 @@ pub struct SstIterator {
     block_idx: usize,
     data: Option<BlockIter>,
     err: Option<Error>,
+    /// The current key restamped with the file's global sequence (ingested files only).
+    key_buf: Vec<u8>,
 }
 
 impl SstIterator {
+    /// After every move: for an ingested file, the current key with its trailer's sequence
+    /// replaced by the global one.
+    fn restamp(&mut self) {
+        let Some(g) = self.reader.global_seq else {
+            return;
+        };
+        self.key_buf.clear();
+        if let Some(d) = self.data.as_ref().filter(|d| d.valid()) {
+            if let Some((uk, trailer)) = types::split_internal(d.key()) {
+                let (_, kind) = types::unpack_trailer(trailer);
+                self.key_buf.extend_from_slice(uk);
+                self.key_buf
+                    .extend_from_slice(&types::pack_trailer(g, kind).to_le_bytes());
+            }
+        }
+    }
+
+    fn seek_stored(&mut self, target: &[u8]) {
+        self.data = None;
+        if self.err.is_some() {
+            return;
+        }
+        match self.reader.inner.index.find(target) {
+            Err(e) => self.set_err(e),
+            Ok(None) => {}
+            Ok(Some(i)) => {
+                if self.position(i, |d| d.seek(target)) {
+                    self.skip_forward();
+                }
+            }
+        }
+    }
+
+    fn seek_for_prev_stored(&mut self, target: &[u8]) {
+        self.data = None;
+        if self.err.is_some() {
+            return;
+        }
+        let n = self.reader.inner.index.len();
+        // Past every separator means past every key: the answer is the file's last entry.
+        match self.reader.inner.index.find(target) {
+            Err(e) => self.set_err(e),
+            Ok(found) if n > 0 => {
+                if self.position(found.unwrap_or(n - 1), |d| d.seek_for_prev(target)) {
+                    self.skip_backward();
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+
+    fn stored_user_key_is(&self, uk: &[u8]) -> bool {
+        self.data
+            .as_ref()
+            .filter(|d| d.valid())
+            .and_then(|d| types::split_internal(d.key()))
+            .is_some_and(|(k, _)| k == uk)
+    }
     fn set_err(&mut self, e: Error) {
         self.err.get_or_insert(e);
         self.data = None;
@@ -533,6 +632,7 @@ impl InternalIterator for SstIterator {
         {
             self.skip_forward();
         }
+        self.restamp();
     }
 
     fn seek_to_last(&mut self) {
@@ -541,40 +641,51 @@ impl InternalIterator for SstIterator {
         if self.err.is_none() && n > 0 && self.position(n - 1, |d| d.seek_to_last()) {
             self.skip_backward();
         }
+        self.restamp();
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.data = None;
-        if self.err.is_some() {
-            return;
-        }
-        match self.reader.inner.index.find(target) {
-            Err(e) => self.set_err(e),
-            Ok(None) => {}
-            Ok(Some(i)) => {
-                if self.position(i, |d| d.seek(target)) {
-                    self.skip_forward();
-                }
+        let Some(g) = self.reader.global_seq else {
+            return self.seek_stored(target);
+        };
+        // Stored keys carry sequence 0; compare as if they carried `g`.
+        let Some((uk, trailer)) = types::split_internal(target) else {
+            return self.seek_stored(target);
+        };
+        let (t, _) = types::unpack_trailer(trailer);
+        self.seek_stored(&types::make_internal_key(uk, types::MAX_SEQ, 0xff));
+        // (uk, g) sorts after a target (uk, t) only when g <= t; otherwise skip uk's entry.
+        if g > t && self.stored_user_key_is(uk) {
+            if let Some(d) = &mut self.data {
+                d.next();
             }
+            self.skip_forward();
         }
+        self.restamp();
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.data = None;
-        if self.err.is_some() {
-            return;
-        }
-        let n = self.reader.inner.index.len();
-        // Past every separator means past every key: the answer is the file's last entry.
-        match self.reader.inner.index.find(target) {
-            Err(e) => self.set_err(e),
-            Ok(found) if n > 0 => {
-                if self.position(found.unwrap_or(n - 1), |d| d.seek_for_prev(target)) {
-                    self.skip_backward();
+        let Some(g) = self.reader.global_seq else {
+            return self.seek_for_prev_stored(target);
+        };
+        let Some((uk, trailer)) = types::split_internal(target) else {
+            return self.seek_for_prev_stored(target);
+        };
+        let (t, _) = types::unpack_trailer(trailer);
+        if g >= t {
+            // (uk, g) <= target: land on uk's entry, or the last one before it.
+            self.seek_for_prev_stored(&types::make_internal_key(uk, 0, 0));
+        } else {
+            // (uk, g) > target: the last entry of a smaller user key.
+            self.seek_for_prev_stored(&types::make_internal_key(uk, types::MAX_SEQ, 0xff));
+            if self.stored_user_key_is(uk) {
+                if let Some(d) = &mut self.data {
+                    d.prev();
                 }
+                self.skip_backward();
             }
-            Ok(_) => {}
         }
+        self.restamp();
     }
 
     fn next(&mut self) {
@@ -582,6 +693,7 @@ impl InternalIterator for SstIterator {
             d.next();
         }
         self.skip_forward();
+        self.restamp();
     }
 
     fn prev(&mut self) {
@@ -589,9 +701,13 @@ impl InternalIterator for SstIterator {
             d.prev();
         }
         self.skip_backward();
+        self.restamp();
     }
 
     fn key(&self) -> &[u8] {
+        if self.reader.global_seq.is_some() {
+            return &self.key_buf;
+        }
         self.data.as_ref().map_or(&[], |d| d.key())
     }
 
