@@ -1,0 +1,193 @@
+//! The key of one cell inside its family's keyspace (`docs/format/cells.md`).
+//!
+//! ```text
+//! key        := esc(row) esc(qualifier) inverted_ts
+//! esc(x)     := x with every 0x00 written as 0x00 0xFF, then the terminator 0x00 0x01
+//! inverted_ts:= u64::MAX - timestamp, 8 bytes big-endian
+//! ```
+//!
+//! Why this sorts by (row asc, qualifier asc, timestamp desc) under plain byte order:
+//! bytes other than 0x00 are copied and compare as themselves; a 0x00 of the data becomes
+//! 0x00 0xFF, which sorts after the terminator 0x00 0x01, so a string sorts before every
+//! longer string it is a prefix of; and the terminator is the only place 0x00 is followed
+//! by 0x01, so the row part of a key is found without knowing its length. The inverted
+//! timestamp puts the newest version of a column first.
+//!
+//! Ranges: every cell of a row lies in `[esc(row), esc(row)[..-1] ++ 0x02)`, i.e. the row's
+//! escaped bytes followed by 0x00 0x01 up to the same bytes followed by 0x00 0x02; no other
+//! row's key falls in between (a longer row continues with a non-zero byte or 0x00 0xFF, both
+//! above 0x00 0x02). The same holds for a column inside its row.
+
+/// Written after a string's escaped bytes: ends the string.
+pub const TERMINATOR: [u8; 2] = [0x00, 0x01];
+/// Exclusive end of "every key that starts with this escaped string".
+pub const RANGE_END: [u8; 2] = [0x00, 0x02];
+/// How a 0x00 data byte is written.
+pub const ESCAPED_ZERO: [u8; 2] = [0x00, 0xFF];
+/// Bytes of the inverted timestamp at the end of every key.
+pub const TIMESTAMP_LEN: usize = 8;
+
+/// Why a byte string is not a cell key. `offset` is where in the key decoding stopped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed cell key at byte {offset}: {reason}")]
+pub struct CellKeyError {
+    pub offset: usize,
+    pub reason: &'static str,
+}
+
+/// Appends `x` escaped and terminated.
+fn put_escaped(x: &[u8], out: &mut Vec<u8>) {
+    put_escaped_unterminated(x, out);
+    out.extend_from_slice(&TERMINATOR);
+}
+
+fn put_escaped_unterminated(x: &[u8], out: &mut Vec<u8>) {
+    let mut rest = x;
+    while let Some(i) = rest.iter().position(|&b| b == 0) {
+        out.extend_from_slice(&rest[..i]);
+        out.extend_from_slice(&ESCAPED_ZERO);
+        rest = &rest[i + 1..];
+    }
+    out.extend_from_slice(rest);
+}
+
+/// The exact encoded length of a cell key, for size checks before encoding.
+pub fn encoded_cell_key_len(row: &[u8], qualifier: &[u8]) -> usize {
+    let zeros = row.iter().chain(qualifier).filter(|&&b| b == 0).count();
+    row.len() + qualifier.len() + zeros + 2 * TERMINATOR.len() + TIMESTAMP_LEN
+}
+
+/// Appends the key of cell (`row`, `qualifier`, `timestamp`) to `out`.
+pub fn encode_cell_key(row: &[u8], qualifier: &[u8], timestamp: u64, out: &mut Vec<u8>) {
+    out.reserve(encoded_cell_key_len(row, qualifier));
+    put_escaped(row, out);
+    put_escaped(qualifier, out);
+    out.extend_from_slice(&(u64::MAX - timestamp).to_be_bytes());
+}
+
+/// Reads one escaped, terminated string starting at `pos` into `out`; returns the position
+/// after its terminator.
+fn read_escaped(key: &[u8], mut pos: usize, out: &mut Vec<u8>) -> Result<usize, CellKeyError> {
+    loop {
+        let rest = key.get(pos..).unwrap_or_default();
+        let Some(i) = rest.iter().position(|&b| b == 0) else {
+            return Err(CellKeyError {
+                offset: key.len(),
+                reason: "string has no terminator",
+            });
+        };
+        out.extend_from_slice(&rest[..i]);
+        pos += i;
+        match key.get(pos + 1) {
+            Some(0xFF) => out.push(0),
+            Some(0x01) => return Ok(pos + 2),
+            Some(_) => {
+                return Err(CellKeyError {
+                    offset: pos,
+                    reason: "0x00 followed by neither 0xFF (escaped zero) nor 0x01 (terminator)",
+                })
+            }
+            None => {
+                return Err(CellKeyError {
+                    offset: pos,
+                    reason: "key ends in the middle of an escape",
+                })
+            }
+        }
+        pos += 2;
+    }
+}
+
+/// Decodes a cell key into `row` and `qualifier` (both cleared first) and returns the
+/// timestamp. Buffers are reused, so a scan decodes without allocating.
+pub fn decode_cell_key_into(
+    key: &[u8],
+    row: &mut Vec<u8>,
+    qualifier: &mut Vec<u8>,
+) -> Result<u64, CellKeyError> {
+    row.clear();
+    qualifier.clear();
+    let pos = read_escaped(key, 0, row)?;
+    let pos = read_escaped(key, pos, qualifier)?;
+    let ts: [u8; TIMESTAMP_LEN] =
+        key.get(pos..)
+            .and_then(|t| t.try_into().ok())
+            .ok_or(CellKeyError {
+                offset: pos,
+                reason: "timestamp is not exactly 8 bytes",
+            })?;
+    Ok(u64::MAX - u64::from_be_bytes(ts))
+}
+
+/// Decodes a cell key into (row, qualifier, timestamp). Never panics, whatever the input.
+pub fn decode_cell_key(key: &[u8]) -> Result<(Vec<u8>, Vec<u8>, u64), CellKeyError> {
+    let (mut row, mut qualifier) = (Vec::new(), Vec::new());
+    let ts = decode_cell_key_into(key, &mut row, &mut qualifier)?;
+    Ok((row, qualifier, ts))
+}
+
+/// `[start, end)` holding every cell of `row` and nothing else.
+pub fn row_range(row: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut start = Vec::with_capacity(row.len() + 2);
+    put_escaped(row, &mut start);
+    let end = range_end_of(&start);
+    (start, end)
+}
+
+/// `[start, end)` holding every version of column `qualifier` of `row` and nothing else.
+pub fn column_range(row: &[u8], qualifier: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut start = Vec::with_capacity(row.len() + qualifier.len() + 4);
+    put_escaped(row, &mut start);
+    put_escaped(qualifier, &mut start);
+    let end = range_end_of(&start);
+    (start, end)
+}
+
+/// `esc(prefix)` without its terminator: the key of every cell of every row that starts
+/// with `prefix` starts with these bytes, and no other key does.
+pub fn row_prefix_start(prefix: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(prefix.len() + 2);
+    put_escaped_unterminated(prefix, &mut out);
+    out
+}
+
+/// A terminated escaped string with its terminator replaced by `RANGE_END`.
+fn range_end_of(terminated: &[u8]) -> Vec<u8> {
+    let mut end = terminated.to_vec();
+    if let Some(last) = end.last_mut() {
+        *last = RANGE_END[1];
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_key_layout_is_as_documented() {
+        let mut k = Vec::new();
+        encode_cell_key(b"a\x00", b"", 1, &mut k);
+        let mut want = vec![b'a', 0x00, 0xFF, 0x00, 0x01, 0x00, 0x01];
+        want.extend_from_slice(&(u64::MAX - 1).to_be_bytes());
+        assert_eq!(k, want);
+        assert_eq!(k.len(), encoded_cell_key_len(b"a\x00", b""));
+        let (s, e) = row_range(b"a\x00");
+        assert_eq!(s, [b'a', 0x00, 0xFF, 0x00, 0x01]);
+        assert_eq!(e, [b'a', 0x00, 0xFF, 0x00, 0x02]);
+        assert_eq!(row_prefix_start(b"a\x00"), [b'a', 0x00, 0xFF]);
+    }
+
+    #[test]
+    fn cell_key_truncated_inputs_are_errors() {
+        let mut k = Vec::new();
+        encode_cell_key(b"row", b"q\x00", 7, &mut k);
+        for n in 0..k.len() {
+            assert!(decode_cell_key(&k[..n]).is_err(), "prefix of {n} bytes");
+        }
+        assert_eq!(
+            decode_cell_key(&k),
+            Ok((b"row".to_vec(), b"q\x00".to_vec(), 7))
+        );
+    }
+}

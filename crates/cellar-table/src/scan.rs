@@ -1,0 +1,461 @@
+//! Scans: one engine iterator per selected family, merged row by row.
+//!
+//! The scan picks the next row (the smallest, or the largest when reversed, among the
+//! families' current rows), then walks that row family by family in schema order, so cells
+//! come out ordered by (row, family, qualifier, timestamp newest first). Reversed, each
+//! family's iterator sits on the last key of its current row; to read the row forward it
+//! seeks to the row's start, and afterwards back before it. Nothing is buffered.
+//!
+//! Per column, the scan skips versions outside the time range or older than the family's
+//! TTL, and returns at most MAX_VERSIONS (the family's, or the spec's override) of the
+//! rest. Versions past the last wanted one are stepped over a few at a time and then
+//! skipped with one seek to the column's end (like RocksDB's sequential-skip limit).
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use cellar_engine::{DbIterator, ReadOptions, Snapshot};
+
+use crate::cell_key::{column_range, decode_cell_key_into, row_prefix_start, row_range};
+use crate::error::{hex, Result, TableError};
+use crate::table::{Cell, Table};
+use crate::timestamp::now_nanos;
+
+/// `next()` calls spent inside one unwanted column before seeking past it.
+const SKIP_NEXTS_BEFORE_SEEK: usize = 8;
+
+/// Which rows a scan visits.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RowSelection {
+    #[default]
+    All,
+    Exact(Vec<u8>),
+    Range {
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+    },
+    /// Rows starting with these bytes.
+    Prefix(Vec<u8>),
+}
+
+/// A family (every qualifier) or one column of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnSelector {
+    Family(String),
+    Column { family: String, qualifier: Vec<u8> },
+}
+
+/// Timestamps `[min, max)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeRange {
+    pub min: u64,
+    pub max: u64,
+}
+
+impl Default for TimeRange {
+    /// Every timestamp a cell can have.
+    fn default() -> Self {
+        TimeRange {
+            min: 0,
+            max: u64::MAX,
+        }
+    }
+}
+
+/// What a scan returns. The default is every visible cell of the table.
+#[derive(Debug, Clone, Default)]
+pub struct ScanSpec {
+    pub rows: RowSelection,
+    /// Empty: every family. Otherwise only the families and columns listed (a family
+    /// listed whole wins over columns of it).
+    pub columns: Vec<ColumnSelector>,
+    pub time_range: TimeRange,
+    /// Overrides every family's MAX_VERSIONS (0: every version). The engine keeps versions
+    /// beyond a family's MAX_VERSIONS, so a larger override sees them.
+    pub max_versions: Option<u32>,
+    /// At most this many cells.
+    pub limit: Option<usize>,
+    /// Rows in descending order; cells within a row still in ascending order.
+    pub reverse: bool,
+    /// Read as of this snapshot; otherwise the scan takes one when it starts, so that it
+    /// sees every family at one instant.
+    pub snapshot: Option<Snapshot>,
+}
+
+impl ScanSpec {
+    /// Every cell of one row.
+    pub fn row(row: &[u8]) -> Self {
+        ScanSpec {
+            rows: RowSelection::Exact(row.to_vec()),
+            ..ScanSpec::default()
+        }
+    }
+
+    /// Every cell of the rows starting with `prefix`.
+    pub fn prefix(prefix: &[u8]) -> Self {
+        ScanSpec {
+            rows: RowSelection::Prefix(prefix.to_vec()),
+            ..ScanSpec::default()
+        }
+    }
+}
+
+/// Qualifiers a scan wants from a family, sorted and deduplicated; `None` wants all.
+type WantedQualifiers = Option<Vec<Vec<u8>>>;
+
+/// One family's iterator and what the scan wants from it.
+struct FamilyCursor {
+    family: Arc<str>,
+    keyspace: String,
+    it: DbIterator,
+    qualifiers: WantedQualifiers,
+    /// 0: every version.
+    max_versions: u32,
+    /// Oldest visible timestamp (time range and TTL).
+    min_ts: u64,
+    /// The decoded current key, when `it` is valid.
+    valid: bool,
+    row: Vec<u8>,
+    qualifier: Vec<u8>,
+    ts: u64,
+}
+
+impl FamilyCursor {
+    /// Decodes the key the iterator is on; at its end, reports its error if any.
+    fn load(&mut self, table: &str) -> Result<()> {
+        self.valid = self.it.valid();
+        if !self.valid {
+            return Ok(self.it.status()?);
+        }
+        match decode_cell_key_into(self.it.key(), &mut self.row, &mut self.qualifier) {
+            Ok(ts) => {
+                self.ts = ts;
+                Ok(())
+            }
+            Err(e) => {
+                self.valid = false;
+                Err(TableError::Corruption {
+                    table: table.to_string(),
+                    location: format!("keyspace {} key {}", self.keyspace, hex(self.it.key())),
+                    reason: e.to_string(),
+                })
+            }
+        }
+    }
+
+    fn seek(&mut self, target: &[u8], table: &str) -> Result<()> {
+        self.it.seek(target);
+        self.load(table)
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8], table: &str) -> Result<()> {
+        self.it.seek_for_prev(target);
+        self.load(table)
+    }
+
+    fn next(&mut self, table: &str) -> Result<()> {
+        self.it.next();
+        self.load(table)
+    }
+
+    /// Moves past every remaining version of the current column.
+    fn skip_column(&mut self, table: &str) -> Result<()> {
+        let key = self.it.key();
+        let mut column = key[..key.len().saturating_sub(8)].to_vec();
+        for _ in 0..SKIP_NEXTS_BEFORE_SEEK {
+            self.it.next();
+            if !self.it.valid() {
+                return self.load(table);
+            }
+            let k = self.it.key();
+            if k.len() != column.len() + 8 || !k.starts_with(&column) {
+                return self.load(table);
+            }
+        }
+        // `column` ends with the qualifier's terminator 0x00 0x01: 0x00 0x02 is its end.
+        if let Some(last) = column.last_mut() {
+            *last = 0x02;
+        }
+        self.seek(&column, table)
+    }
+
+    /// The next cell of `row` this family should return, moving past it; `None` once the
+    /// cursor has left the row.
+    fn next_cell(&mut self, row: &[u8], ctx: &mut RowContext<'_>) -> Result<Option<Cell>> {
+        let table = ctx.table;
+        while self.valid && self.row == row {
+            if let Some(qs) = &self.qualifiers {
+                if qs.binary_search(&self.qualifier).is_err() {
+                    let next = qs.partition_point(|q| *q <= self.qualifier);
+                    let target = match qs.get(next) {
+                        Some(q) => column_range(row, q).0,
+                        None => row_range(row).1,
+                    };
+                    self.seek(&target, table)?;
+                    continue;
+                }
+            }
+            if !ctx.column_started || ctx.column != self.qualifier {
+                ctx.column.clone_from(&self.qualifier);
+                ctx.column_started = true;
+                ctx.versions = 0;
+            }
+            if self.ts >= ctx.max_ts {
+                self.next(table)?;
+                continue;
+            }
+            if self.ts < self.min_ts
+                || (self.max_versions != 0 && ctx.versions >= self.max_versions)
+            {
+                self.skip_column(table)?;
+                continue;
+            }
+            ctx.versions += 1;
+            let cell = Cell {
+                row: self.row.clone(),
+                family: Arc::clone(&self.family),
+                qualifier: self.qualifier.clone(),
+                timestamp: self.ts,
+                value: self.it.value().to_vec(),
+            };
+            self.next(table)?;
+            return Ok(Some(cell));
+        }
+        Ok(None)
+    }
+}
+
+/// Per-column state while one family of one row is read.
+struct RowContext<'a> {
+    table: &'a str,
+    max_ts: u64,
+    column_started: bool,
+    column: Vec<u8>,
+    versions: u32,
+}
+
+/// Iterator over the cells a [`ScanSpec`] selects. After an error it ends.
+pub struct Scanner {
+    table: String,
+    cursors: Vec<FamilyCursor>,
+    reverse: bool,
+    max_ts: u64,
+    remaining: Option<usize>,
+    /// The row being returned, its start key, the family being read, and whether that
+    /// family's cursor has been positioned in the row.
+    row: Option<(Vec<u8>, Vec<u8>)>,
+    family_index: usize,
+    family_entered: bool,
+    in_row: bool,
+    column_started: bool,
+    column: Vec<u8>,
+    versions: u32,
+    done: bool,
+    // Keeps the versions the iterators read from being compacted away.
+    _snapshot: Snapshot,
+}
+
+impl Scanner {
+    pub(crate) fn new(table: &Table, spec: ScanSpec) -> Result<Scanner> {
+        let wanted = wanted_families(table, &spec.columns)?;
+        let snapshot = spec.snapshot.unwrap_or_else(|| table.db().snapshot());
+        let mut ro = ReadOptions::at(&snapshot);
+        match &spec.rows {
+            RowSelection::All => {}
+            RowSelection::Exact(r) => {
+                let (s, e) = row_range(r);
+                ro.lower_bound = Some(s);
+                ro.upper_bound = Some(e);
+            }
+            RowSelection::Range { start, end } => {
+                ro.lower_bound = match start {
+                    Bound::Included(r) => Some(row_range(r).0),
+                    Bound::Excluded(r) => Some(row_range(r).1),
+                    Bound::Unbounded => None,
+                };
+                ro.upper_bound = match end {
+                    Bound::Included(r) => Some(row_range(r).1),
+                    Bound::Excluded(r) => Some(row_range(r).0),
+                    Bound::Unbounded => None,
+                };
+            }
+            RowSelection::Prefix(p) => ro.prefix = Some(row_prefix_start(p)),
+        }
+        let now = now_nanos();
+        let mut cursors = Vec::with_capacity(wanted.len());
+        for (index, qualifiers) in wanted {
+            let f = &table.families()[index];
+            let mut it = table
+                .db()
+                .iter(&f.keyspace, ro.clone())
+                .map_err(|e| table.map_engine_error(e))?;
+            if spec.reverse {
+                it.seek_to_last();
+            } else {
+                it.seek_to_first();
+            }
+            let ttl_min = f.options.ttl.map_or(0, |ttl| {
+                now.saturating_sub(u64::try_from(ttl.as_nanos()).unwrap_or(u64::MAX))
+            });
+            let mut c = FamilyCursor {
+                family: Arc::clone(&f.name),
+                keyspace: f.keyspace.name().to_string(),
+                it,
+                qualifiers,
+                max_versions: spec.max_versions.unwrap_or(f.options.max_versions),
+                min_ts: spec.time_range.min.max(ttl_min),
+                valid: false,
+                row: Vec::new(),
+                qualifier: Vec::new(),
+                ts: 0,
+            };
+            c.load(table.name())?;
+            cursors.push(c);
+        }
+        Ok(Scanner {
+            table: table.name().to_string(),
+            cursors,
+            reverse: spec.reverse,
+            max_ts: spec.time_range.max,
+            remaining: spec.limit,
+            row: None,
+            family_index: 0,
+            family_entered: false,
+            in_row: false,
+            column_started: false,
+            column: Vec::new(),
+            versions: 0,
+            done: false,
+            _snapshot: snapshot,
+        })
+    }
+
+    /// The next row to return: the smallest (largest when reversed) current row.
+    fn pick_row(&self) -> Option<Vec<u8>> {
+        let rows = self.cursors.iter().filter(|c| c.valid).map(|c| &c.row);
+        let best = if self.reverse { rows.max() } else { rows.min() };
+        best.cloned()
+    }
+
+    fn advance(&mut self) -> Result<Option<Cell>> {
+        if self.remaining == Some(0) {
+            return Ok(None);
+        }
+        loop {
+            if self.row.is_none() {
+                let Some(row) = self.pick_row() else {
+                    return Ok(None);
+                };
+                let start = row_range(&row).0;
+                self.row = Some((row, start));
+                self.family_index = 0;
+                self.family_entered = false;
+            }
+            let Some((row, start)) = &self.row else {
+                continue;
+            };
+            while self.family_index < self.cursors.len() {
+                let c = &mut self.cursors[self.family_index];
+                if !self.family_entered {
+                    self.family_entered = true;
+                    self.column_started = false;
+                    self.in_row = c.valid && c.row == *row;
+                    if self.reverse && self.in_row {
+                        c.seek(start, &self.table)?;
+                    }
+                }
+                let mut ctx = RowContext {
+                    table: &self.table,
+                    max_ts: self.max_ts,
+                    column_started: self.column_started,
+                    column: std::mem::take(&mut self.column),
+                    versions: self.versions,
+                };
+                let found = c.next_cell(row, &mut ctx);
+                self.column_started = ctx.column_started;
+                self.column = ctx.column;
+                self.versions = ctx.versions;
+                if let Some(cell) = found? {
+                    if let Some(n) = &mut self.remaining {
+                        *n -= 1;
+                    }
+                    return Ok(Some(cell));
+                }
+                if self.reverse && self.in_row {
+                    c.seek_for_prev(start, &self.table)?;
+                }
+                self.family_index += 1;
+                self.family_entered = false;
+            }
+            self.row = None;
+        }
+    }
+}
+
+impl Iterator for Scanner {
+    type Item = Result<Cell>;
+
+    fn next(&mut self) -> Option<Result<Cell>> {
+        if self.done {
+            return None;
+        }
+        match self.advance() {
+            Ok(Some(cell)) => Some(Ok(cell)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// The families a scan reads, as (index in the schema, wanted qualifiers or `None` for
+/// all), in schema order.
+fn wanted_families(
+    table: &Table,
+    columns: &[ColumnSelector],
+) -> Result<Vec<(usize, WantedQualifiers)>> {
+    let families = table.families();
+    if columns.is_empty() {
+        return Ok((0..families.len()).map(|i| (i, None)).collect());
+    }
+    let mut wanted: Vec<Option<WantedQualifiers>> = vec![None; families.len()];
+    for sel in columns {
+        let (name, qualifier) = match sel {
+            ColumnSelector::Family(f) => (f, None),
+            ColumnSelector::Column { family, qualifier } => (family, Some(qualifier)),
+        };
+        let index = families
+            .iter()
+            .position(|f| *f.name == **name)
+            .ok_or_else(|| TableError::FamilyNotFound {
+                table: table.name().to_string(),
+                family: name.clone(),
+            })?;
+        let slot = &mut wanted[index];
+        match (slot.as_mut(), qualifier) {
+            (_, None) => *slot = Some(None),
+            (None, Some(q)) => *slot = Some(Some(vec![q.clone()])),
+            (Some(Some(qs)), Some(q)) => qs.push(q.clone()),
+            (Some(None), Some(_)) => {}
+        }
+    }
+    Ok(wanted
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, w)| {
+            w.map(|qs| {
+                let qs = qs.map(|mut qs| {
+                    qs.sort();
+                    qs.dedup();
+                    qs
+                });
+                (i, qs)
+            })
+        })
+        .collect())
+}
