@@ -1,4 +1,4 @@
-//! `cellar`: inspect and check a Cellar database without modifying it.
+//! `cellar`: the HQL shell, bulk loads, and read-only inspection and checking of a database.
 
 mod check;
 mod dbdir;
@@ -6,6 +6,9 @@ mod error;
 mod inspect_log;
 mod inspect_lsm;
 mod inspect_sst;
+mod load_cmd;
+mod shell;
+mod shell_cmd;
 mod show;
 
 use std::io::{self, Write};
@@ -22,10 +25,11 @@ const DEFAULT_DB: &str = "./cellar-data";
 #[command(
     name = "cellar",
     version,
-    about = "Inspect and check Cellar databases",
-    long_about = "Inspect and check Cellar databases.\n\n\
-                  Every command is read-only: it never opens the database for writing, takes \
-                  no lock and modifies no file, so it is safe on a database in use or one \
+    about = "Cellar: the HQL shell, bulk loads, inspection and checking of databases",
+    long_about = "Cellar: the HQL shell, bulk loads, inspection and checking of databases.\n\n\
+                  `shell` and `load` open the database (creating it if missing). `inspect` \
+                  and `check` are read-only: they never open the database for writing, take \
+                  no lock and modify no file, so they are safe on a database in use or one \
                   that is damaged.",
     after_help = EXIT_CODES_HELP
 )]
@@ -36,6 +40,36 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The HQL shell: interactive, --batch (statements from stdin) or -e "stmt; stmt"
+    #[command(
+        long_about = "The HQL shell (statements: docs/hql.md, or HELP;).\n\n\
+                      Interactive on a terminal, with line editing and history \
+                      (~/.cellar_history). With --batch (or when stdin is not a terminal) it \
+                      runs the statements read from stdin, printing each result as soon as \
+                      the statement completes; with -e it runs the given statements. In those \
+                      modes an error prints a message naming the statement's line and stops \
+                      with exit code 1, unless --continue.\n\n\
+                      --durability chooses how writes (INSERT, DELETE) are made durable: \
+                      buffered (in process), flush (to the OS: survives a process crash) or \
+                      sync (fdatasync: survives power loss; a statement's result is printed \
+                      only once its writes are durable).",
+        after_help = shell_cmd::EXIT_CODES_HELP
+    )]
+    Shell(shell_cmd::ShellArgs),
+    /// Bulk-load TSV files into a table (sorted files built directly, ingested atomically)
+    #[command(
+        long_about = "Bulk-load TSV files (plain or .gz) into a table.\n\n\
+                      Each file starts with a header line naming its columns (or give \
+                      --header-file). The --row-key-column gives the row; every other \
+                      non-empty field becomes one cell in the family its column names. Lines \
+                      are parsed in parallel, sorted in runs bounded by --memory-budget-mb, \
+                      merged and written as sorted files that are added to the table in one \
+                      step: the whole load becomes visible at once, or, if anything fails (a \
+                      malformed line, unless --skip-bad-lines), nothing does. Progress goes to \
+                      stderr; Hypertable-style statistics to stdout at the end.",
+        after_help = shell_cmd::EXIT_CODES_HELP
+    )]
+    Load(load_cmd::LoadArgs),
     /// Decode one file (SST, WAL, manifest) or the LSM tree and print it
     #[command(subcommand, after_help = EXIT_CODES_HELP)]
     Inspect(Inspect),
@@ -137,6 +171,8 @@ enum Inspect {
 
 fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome, CliError> {
     match cli.command {
+        Command::Shell(args) => shell_cmd::run(args, out),
+        Command::Load(args) => load_cmd::run(args, out),
         Command::Check { db } => check::run(&db, out),
         Command::Inspect(Inspect::Sst {
             file,

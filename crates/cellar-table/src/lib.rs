@@ -27,6 +27,7 @@
 pub mod catalog;
 pub mod cell_key;
 pub mod error;
+mod load;
 pub mod scan;
 pub mod schema;
 mod store;
@@ -34,10 +35,11 @@ mod table;
 pub mod timestamp;
 mod writer;
 
+pub use cellar_load::{LoadError, LoadSpec, LoadStats, ProgressSink};
 pub use error::{Result, TableError};
 pub use scan::{ColumnSelector, RowSelection, ScanSpec, Scanner, TimeRange};
 pub use schema::{FamilyCompression, FamilyOptions, FamilySchema, TableSchema};
 pub use store::CellStore;
 pub use table::{Cell, Table};
-pub use timestamp::next_timestamp;
+pub use timestamp::{next_timestamp, reserve_timestamps};
 pub use writer::{TableWriter, WriterOptions, DEFAULT_WRITE_BUFFER_BYTES};

@@ -24,13 +24,21 @@ pub fn now_nanos() -> u64 {
 
 /// A timestamp greater than every one this process handed out before.
 pub fn next_timestamp() -> u64 {
+    reserve_timestamps(1)
+}
+
+/// Reserves `n` consecutive timestamps (for a bulk load: one per line) and returns the
+/// first; all of them are greater than every one handed out before.
+pub fn reserve_timestamps(n: u64) -> u64 {
+    let n = n.max(1);
     let now = now_nanos();
     let mut last = LAST_TIMESTAMP.load(Ordering::Relaxed);
     loop {
-        let next = now.max(last.saturating_add(1)).min(MAX_TIMESTAMP);
-        match LAST_TIMESTAMP.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed)
+        let first = now.max(last.saturating_add(1)).min(MAX_TIMESTAMP);
+        let end = first.saturating_add(n - 1).min(MAX_TIMESTAMP);
+        match LAST_TIMESTAMP.compare_exchange_weak(last, end, Ordering::Relaxed, Ordering::Relaxed)
         {
-            Ok(_) => return next,
+            Ok(_) => return first,
             Err(seen) => last = seen,
         }
     }

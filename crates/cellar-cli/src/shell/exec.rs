@@ -1,0 +1,379 @@
+//! Runs one HQL statement against a [`CellStore`] and writes its result.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::ops::Bound;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use cellar_engine::Durability;
+use cellar_hql::{
+    AlterAction, ColumnRef, Columns, Compression, CreateTable, FamilySpec, RowPredicate, Statement,
+};
+use cellar_load::{LoadError, LoadSpec, ProgressSink};
+use cellar_table::{
+    CellStore, ColumnSelector, FamilyCompression, FamilyOptions, RowSelection, ScanSpec,
+    TableError, TableSchema, TimeRange, WriterOptions,
+};
+
+/// Why a statement failed.
+#[derive(Debug)]
+pub enum ExecError {
+    Parse(cellar_hql::ParseError),
+    Table(TableError),
+    Load(LoadError),
+    Io(io::Error),
+    Invalid(String),
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecError::Parse(e) => write!(f, "syntax error: {e}"),
+            ExecError::Table(e) => write!(f, "{e}"),
+            ExecError::Load(e) => write!(f, "load failed: {e}"),
+            ExecError::Io(e) => write!(f, "{e}"),
+            ExecError::Invalid(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl From<TableError> for ExecError {
+    fn from(e: TableError) -> Self {
+        ExecError::Table(e)
+    }
+}
+impl From<io::Error> for ExecError {
+    fn from(e: io::Error) -> Self {
+        ExecError::Io(e)
+    }
+}
+impl From<LoadError> for ExecError {
+    fn from(e: LoadError) -> Self {
+        ExecError::Load(e)
+    }
+}
+
+/// What the shell does after a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Quit,
+}
+
+pub struct Session<'a> {
+    pub store: &'a CellStore,
+    pub durability: Durability,
+    /// Progress display for LOAD DATA INFILE.
+    pub progress: &'a dyn ProgressSink,
+}
+
+const HELP: &str = "\
+Statements (end each with ';'; see docs/hql.md):
+  CREATE TABLE [IF NOT EXISTS] t (family [MAX_VERSIONS n] [TTL n DAYS] [COMPRESSION lz4|zstd|none] ..., ...)
+  DROP TABLE [IF EXISTS] t;  SHOW TABLES;  DESCRIBE TABLE t;  SHOW CREATE TABLE t
+  ALTER TABLE t ADD (family ...) | DROP (family, ...)
+  INSERT INTO t VALUES ('row', 'family:qualifier', 'value'), ('row', '2024-01-01 10:00:00', 'f:q', 'v')
+  SELECT * | f, f:q FROM t [WHERE ROW = 'k' | ROW >= 'a' AND ROW < 'b' | ROW =^ 'p' | TIMESTAMP >= '...']
+         [MAX_VERSIONS n] [LIMIT n] [REVERSE] [DISPLAY_TIMESTAMPS]
+  DELETE * | f:q FROM t WHERE ROW = 'k' [VERSION ts]
+  LOAD DATA INFILE [ROW_KEY_COLUMN=c] [TIMESTAMP_COLUMN=c] [HEADER_FILE='h'] [IGNORE_UNKNOWN_COLUMNS]
+         [SKIP_BAD_LINES] 'file.tsv[.gz]' INTO TABLE t
+  DUMP TABLE t INTO FILE 'out.tsv'
+  QUIT
+";
+
+impl Session<'_> {
+    pub fn execute(&self, stmt: &Statement, out: &mut dyn Write) -> Result<Flow, ExecError> {
+        match stmt {
+            Statement::CreateTable(c) => {
+                if c.if_not_exists && self.store.list_tables().contains(&c.name) {
+                    return Ok(Flow::Continue);
+                }
+                let mut schema = TableSchema::new(&c.name);
+                for f in &c.families {
+                    schema = schema.family(&f.name, family_options(f));
+                }
+                self.store.create_table(schema)?;
+            }
+            Statement::DropTable(d) => match self.store.drop_table(&d.name) {
+                Err(TableError::TableNotFound(_)) if d.if_exists => {}
+                r => r?,
+            },
+            Statement::ShowTables => {
+                for t in self.store.list_tables() {
+                    writeln!(out, "{t}")?;
+                }
+            }
+            Statement::DescribeTable(t) => {
+                let s = self.store.describe(&t.table)?;
+                for f in &s.families {
+                    let o = &f.options;
+                    writeln!(
+                        out,
+                        "{}\tMAX_VERSIONS={}\tTTL={}\tCOMPRESSION={}\tBLOCKSIZE={}\tBLOOMFILTER={}",
+                        f.name,
+                        o.max_versions,
+                        o.ttl.map_or("none".into(), |d| format!("{}s", d.as_secs())),
+                        o.compression
+                            .map_or("default".into(), |c| format!("{c:?}").to_lowercase()),
+                        o.block_size_bytes
+                            .map_or("default".into(), |b| b.to_string()),
+                        o.bloom_filter
+                    )?;
+                }
+            }
+            Statement::ShowCreateTable(t) => {
+                let s = self.store.describe(&t.table)?;
+                writeln!(out, "{};", create_statement(&s))?;
+            }
+            Statement::AlterTable(a) => match &a.action {
+                AlterAction::Add(fams) => {
+                    for f in fams {
+                        self.store
+                            .alter_add_family(&a.name, &f.name, family_options(f))?;
+                    }
+                }
+                AlterAction::Drop(fams) => {
+                    for f in fams {
+                        self.store.alter_drop_family(&a.name, f)?;
+                    }
+                }
+            },
+            Statement::Insert(ins) => {
+                let table = self.store.table(&ins.table)?;
+                let mut w = table.writer(WriterOptions {
+                    durability: self.durability,
+                    ..WriterOptions::default()
+                });
+                for c in &ins.cells {
+                    w.put(&c.row, &c.family, &c.qualifier, c.timestamp, &c.value)?;
+                }
+                w.flush()?;
+            }
+            Statement::Select(sel) => self.select(sel, out)?,
+            Statement::Delete(d) => self.delete(d)?,
+            Statement::LoadData(l) => {
+                let table = self.store.table(&l.table)?;
+                let spec = LoadSpec {
+                    files: vec![PathBuf::from(&l.file)],
+                    row_key_column: l.row_key_column.clone(),
+                    timestamp_column: l.timestamp_column.clone(),
+                    header_file: l.header_file.as_ref().map(PathBuf::from),
+                    ignore_unknown_columns: l.ignore_unknown_columns,
+                    skip_bad_lines: l.skip_bad_lines,
+                    ..LoadSpec::default()
+                };
+                let stats = table.bulk_load(&spec, self.progress)?;
+                writeln!(out, "{stats}")?;
+            }
+            Statement::DumpTable(d) => {
+                let n = self.dump(&d.table, &d.file)?;
+                writeln!(out, "{n} cells written to {}", d.file)?;
+            }
+            Statement::Quit => return Ok(Flow::Quit),
+            Statement::Help => out.write_all(HELP.as_bytes())?,
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn select(&self, sel: &cellar_hql::Select, out: &mut dyn Write) -> Result<(), ExecError> {
+        let table = self.store.table(&sel.table)?;
+        let spec = ScanSpec {
+            rows: match &sel.row {
+                RowPredicate::All => RowSelection::All,
+                RowPredicate::Exact(r) => RowSelection::Exact(r.clone()),
+                RowPredicate::Range { start, end } => RowSelection::Range {
+                    start: start.clone(),
+                    end: end.clone(),
+                },
+                RowPredicate::Prefix(p) => RowSelection::Prefix(p.clone()),
+            },
+            columns: selectors(&sel.columns),
+            time_range: time_range(&sel.timestamp),
+            max_versions: sel.max_versions,
+            limit: sel.limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
+            reverse: sel.reverse,
+            snapshot: None,
+        };
+        let mut line = String::with_capacity(256);
+        let mut buf = Vec::with_capacity(64 << 10);
+        for cell in table.scan(spec)? {
+            let cell = cell?;
+            line.clear();
+            if sel.display_timestamps {
+                line.push_str(&cellar_hql::format_timestamp(cell.timestamp));
+                line.push('\t');
+            }
+            format_cell(
+                &mut line,
+                &cell.row,
+                &cell.family,
+                &cell.qualifier,
+                &cell.value,
+            );
+            buf.extend_from_slice(line.as_bytes());
+            if buf.len() >= 60 << 10 {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        out.write_all(&buf)?;
+        Ok(())
+    }
+
+    fn delete(&self, d: &cellar_hql::Delete) -> Result<(), ExecError> {
+        let table = self.store.table(&d.table)?;
+        let dur = self.durability;
+        match (&d.columns, d.version) {
+            (Columns::All, None) => table.delete_row(&d.row, dur)?,
+            (Columns::List(cols), None) => {
+                for c in cols {
+                    match &c.qualifier {
+                        None => table.delete_family(&d.row, &c.family, dur)?,
+                        Some(q) => table.delete_column(&d.row, &c.family, q, dur)?,
+                    }
+                }
+            }
+            (cols, Some(ts)) => {
+                // One version of every matching column: find the columns that have it.
+                let spec = ScanSpec {
+                    rows: RowSelection::Exact(d.row.clone()),
+                    columns: selectors(cols),
+                    time_range: TimeRange {
+                        min: ts,
+                        max: ts.saturating_add(1),
+                    },
+                    max_versions: Some(0),
+                    ..ScanSpec::default()
+                };
+                let cells: Vec<_> = table.scan(spec)?.collect::<Result<_, _>>()?;
+                for c in cells {
+                    table.delete_version(&c.row, &c.family, &c.qualifier, ts, dur)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every version of every cell, in the flat format LOAD DATA INFILE reads back.
+    fn dump(&self, table: &str, file: &str) -> Result<u64, ExecError> {
+        let table = self.store.table(table)?;
+        let f = std::fs::File::create(file)
+            .map_err(|e| ExecError::Invalid(format!("cannot create {file}: {e}")))?;
+        let mut w = io::BufWriter::with_capacity(1 << 20, f);
+        writeln!(w, "#timestamp\trow\tcolumn\tvalue")?;
+        let spec = ScanSpec {
+            max_versions: Some(0),
+            ..ScanSpec::default()
+        };
+        let mut n = 0;
+        let mut line = String::new();
+        for cell in table.scan(spec)? {
+            let cell = cell?;
+            line.clear();
+            line.push_str(&cell.timestamp.to_string());
+            line.push('\t');
+            format_cell(
+                &mut line,
+                &cell.row,
+                &cell.family,
+                &cell.qualifier,
+                &cell.value,
+            );
+            w.write_all(line.as_bytes())?;
+            n += 1;
+        }
+        w.flush()?;
+        Ok(n)
+    }
+}
+
+/// `row<TAB>family[:qualifier]<TAB>value<LF>`, bytes escaped as `docs/hql.md` says.
+fn format_cell(line: &mut String, row: &[u8], family: &str, qualifier: &[u8], value: &[u8]) {
+    cellar_hql::escape_output_into(row, line);
+    line.push('\t');
+    line.push_str(family);
+    if !qualifier.is_empty() {
+        line.push(':');
+        cellar_hql::escape_output_into(qualifier, line);
+    }
+    line.push('\t');
+    cellar_hql::escape_output_into(value, line);
+    line.push('\n');
+}
+
+fn selectors(cols: &Columns) -> Vec<ColumnSelector> {
+    match cols {
+        Columns::All => Vec::new(),
+        Columns::List(l) => l.iter().map(selector).collect(),
+    }
+}
+
+fn selector(c: &ColumnRef) -> ColumnSelector {
+    match &c.qualifier {
+        None => ColumnSelector::Family(c.family.clone()),
+        Some(q) => ColumnSelector::Column {
+            family: c.family.clone(),
+            qualifier: q.clone(),
+        },
+    }
+}
+
+fn time_range((start, end): &(Bound<u64>, Bound<u64>)) -> TimeRange {
+    TimeRange {
+        min: match start {
+            Bound::Included(t) => *t,
+            Bound::Excluded(t) => t.saturating_add(1),
+            Bound::Unbounded => 0,
+        },
+        max: match end {
+            Bound::Included(t) => t.saturating_add(1),
+            Bound::Excluded(t) => *t,
+            Bound::Unbounded => u64::MAX,
+        },
+    }
+}
+
+fn family_options(f: &FamilySpec) -> FamilyOptions {
+    let d = FamilyOptions::default();
+    FamilyOptions {
+        max_versions: f.max_versions.unwrap_or(d.max_versions),
+        ttl: f.ttl_seconds.map(Duration::from_secs),
+        compression: f.compression.map(|c| match c {
+            Compression::None => FamilyCompression::None,
+            Compression::Lz4 => FamilyCompression::Lz4,
+            Compression::Zstd => FamilyCompression::Zstd,
+        }),
+        block_size_bytes: f.block_size_bytes.map(|b| b as usize),
+        bloom_filter: f.bloom.unwrap_or(d.bloom_filter),
+    }
+}
+
+/// The CREATE TABLE statement that makes `s` again.
+fn create_statement(s: &TableSchema) -> CreateTable {
+    CreateTable {
+        if_not_exists: false,
+        name: s.name.clone(),
+        families: s
+            .families
+            .iter()
+            .map(|f| {
+                let o = &f.options;
+                FamilySpec {
+                    name: f.name.clone(),
+                    max_versions: (o.max_versions != 1 && o.max_versions != 0)
+                        .then_some(o.max_versions),
+                    ttl_seconds: o.ttl.map(|d| d.as_secs().max(1)),
+                    compression: o.compression.map(|c| match c {
+                        FamilyCompression::None => Compression::None,
+                        FamilyCompression::Lz4 => Compression::Lz4,
+                        FamilyCompression::Zstd => Compression::Zstd,
+                    }),
+                    block_size_bytes: o.block_size_bytes.map(|b| b as u64),
+                    bloom: (!o.bloom_filter).then_some(false),
+                }
+            })
+            .collect(),
+    }
+}
