@@ -34,7 +34,7 @@ pub struct LoadArgs {
     #[arg(long)]
     pub skip_bad_lines: bool,
     /// Parsed cells held in memory before sorted runs are spilled to disk
-    #[arg(long, value_name = "MB", default_value_t = 512)]
+    #[arg(long, value_name = "MB", default_value_t = 1024)]
     pub memory_budget_mb: usize,
     /// Where spilled runs go (default: the system's temporary directory)
     #[arg(long, value_name = "DIR")]

@@ -75,7 +75,7 @@ impl Default for LoadSpec {
             header_file: None,
             ignore_unknown_columns: false,
             skip_bad_lines: false,
-            memory_budget_bytes: 512 << 20,
+            memory_budget_bytes: 1 << 30,
             temp_dir: None,
             chunk_bytes: input::CHUNK_BYTES,
         }

@@ -92,11 +92,10 @@ fn write_mem_run(
     let mut n = 0;
     let es = &mem.entries;
     for (i, e) in es.iter().enumerate() {
-        let key = mem.key(e);
-        if es.get(i + 1).is_some_and(|next| mem.key(next) == key) {
+        if es.get(i + 1).is_some_and(|next| mem.same_key(e, next)) {
             continue; // a later line has the same key: it wins
         }
-        w.put(key, mem.value(e))?;
+        w.put(mem.key(e), mem.value(e))?;
         n += 1;
         counter.tick();
     }
@@ -175,6 +174,7 @@ fn merge_runs(
     if let Some((pk, pv)) = pending {
         w.put(&pk, &pv)?;
         n += 1;
+        counter.tick();
     }
     Ok(n)
 }
