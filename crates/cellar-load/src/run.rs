@@ -231,3 +231,37 @@ impl SpillReader {
 pub fn head_order(a: (&[u8], usize), b: (&[u8], usize)) -> Ordering {
     a.0.cmp(b.0).then(a.1.cmp(&b.1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), any::<u8>()], 0..40)
+    }
+
+    proptest! {
+        /// Inline prefixes, zero padding and tails order keys exactly as bytes do.
+        #[test]
+        fn entry_order_is_byte_order(keys in proptest::collection::vec(key(), 1..40)) {
+            let mut cells = ChunkCells::default();
+            for k in &keys {
+                let start = cells.arena.len();
+                cells.arena.extend_from_slice(k);
+                cells.push(start, b"v");
+            }
+            let mut run = MemRun::default();
+            run.segs.push(cells.arena);
+            run.entries = cells.entries;
+            run.sort();
+            let got: Vec<Vec<u8>> = run.entries.iter().map(|e| run.key(e).to_vec()).collect();
+            let mut want = keys.clone();
+            want.sort();
+            prop_assert_eq!(got, want);
+            for w in run.entries.windows(2) {
+                prop_assert_eq!(run.same_key(&w[0], &w[1]), run.key(&w[0]) == run.key(&w[1]));
+            }
+        }
+    }
+}
