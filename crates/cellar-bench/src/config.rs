@@ -220,7 +220,9 @@ mod tests {
     fn parse(args: &[&str]) -> Result<Config> {
         let cli = crate::Cli::try_parse_from(["cellar-bench", "db"].iter().chain(args))
             .expect("clap accepts the flags");
-        let crate::Command::Db(a) = cli.command;
+        let crate::Command::Db(a) = cli.command else {
+            panic!("`db` parses as Command::Db")
+        };
         Config::resolve(&a)
     }
 

@@ -6,6 +6,7 @@ mod config;
 mod engine;
 mod engines;
 mod error;
+mod gen_aol;
 mod keygen;
 mod measure;
 mod procfs;
@@ -46,6 +47,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum Command {
     /// Run key-value workloads (db_bench names) on each engine and compare them.
     ///
@@ -53,6 +55,17 @@ pub enum Command {
     /// workload and engine (--json), and a Markdown table on stdout (--markdown). Progress
     /// goes to stderr.
     Db(DbArgs),
+
+    /// Generate input files for benchmarks.
+    #[command(subcommand)]
+    Gen(GenCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenCommand {
+    /// A lookalike of the AOL 2006 query log (Hypertable's insert/scan test), as TSV pieces
+    /// DIR/a.tsv, b.tsv, ... with the header AnonID, Query, QueryTime, ItemRank, ClickURL.
+    Aol(gen_aol::AolArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -188,10 +201,12 @@ pub struct DbArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let Command::Db(args) = cli.command;
-    let result = match &args.child {
-        Some(json) => child::child_main(json),
-        None => run(&args),
+    let result = match cli.command {
+        Command::Db(args) => match &args.child {
+            Some(json) => child::child_main(json),
+            None => run(&args),
+        },
+        Command::Gen(GenCommand::Aol(args)) => gen_aol::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
