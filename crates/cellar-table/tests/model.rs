@@ -367,13 +367,13 @@ fn all_versions() -> Spec {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 64,
+        cases: 256,
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
 
     #[test]
-    fn table_matches_model(ops in prop::collection::vec(op(), 1..80)) {
+    fn table_matches_model(ops in prop::collection::vec(op(), 1..150)) {
         run(ops)?;
     }
 }
