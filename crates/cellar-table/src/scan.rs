@@ -105,84 +105,89 @@ type WantedQualifiers = Option<Vec<Vec<u8>>>;
 
 /// One family's iterator and what the scan wants from it.
 struct FamilyCursor {
+    table: Arc<str>,
     family: Arc<str>,
     keyspace: String,
     it: DbIterator,
     qualifiers: WantedQualifiers,
     /// 0: every version.
     max_versions: u32,
-    /// Oldest visible timestamp (time range and TTL).
+    /// Visible timestamps: `[min_ts, max_ts)` (time range and TTL).
     min_ts: u64,
+    max_ts: u64,
     /// The decoded current key, when `it` is valid.
     valid: bool,
     row: Vec<u8>,
     qualifier: Vec<u8>,
     ts: u64,
+    /// The first error met; the cursor is invalid from then on.
+    error: Option<TableError>,
+    /// Versions of the current column returned so far (`None`: no column yet in this row).
+    column: Option<(Vec<u8>, u32)>,
 }
 
 impl FamilyCursor {
-    /// Decodes the key the iterator is on; at its end, reports its error if any.
-    fn load(&mut self, table: &str) -> Result<()> {
+    /// Decodes the key the iterator is on; at its end, keeps its error if any.
+    fn load(&mut self) {
         self.valid = self.it.valid();
         if !self.valid {
-            return Ok(self.it.status()?);
+            if let Err(e) = self.it.status() {
+                self.error.get_or_insert(e.into());
+            }
+            return;
         }
         match decode_cell_key_into(self.it.key(), &mut self.row, &mut self.qualifier) {
-            Ok(ts) => {
-                self.ts = ts;
-                Ok(())
-            }
+            Ok(ts) => self.ts = ts,
             Err(e) => {
                 self.valid = false;
-                Err(TableError::Corruption {
-                    table: table.to_string(),
+                self.error.get_or_insert(TableError::Corruption {
+                    table: self.table.to_string(),
                     location: format!("keyspace {} key {}", self.keyspace, hex(self.it.key())),
                     reason: e.to_string(),
-                })
+                });
             }
         }
     }
 
-    fn seek(&mut self, target: &[u8], table: &str) -> Result<()> {
+    fn seek(&mut self, target: &[u8]) {
         self.it.seek(target);
-        self.load(table)
+        self.load();
     }
 
-    fn seek_for_prev(&mut self, target: &[u8], table: &str) -> Result<()> {
+    fn seek_for_prev(&mut self, target: &[u8]) {
         self.it.seek_for_prev(target);
-        self.load(table)
+        self.load();
     }
 
-    fn next(&mut self, table: &str) -> Result<()> {
+    fn next(&mut self) {
         self.it.next();
-        self.load(table)
+        self.load();
     }
 
     /// Moves past every remaining version of the current column.
-    fn skip_column(&mut self, table: &str) -> Result<()> {
+    fn skip_column(&mut self) {
         let key = self.it.key();
         let mut column = key[..key.len().saturating_sub(8)].to_vec();
         for _ in 0..SKIP_NEXTS_BEFORE_SEEK {
             self.it.next();
             if !self.it.valid() {
-                return self.load(table);
+                return self.load();
             }
             let k = self.it.key();
             if k.len() != column.len() + 8 || !k.starts_with(&column) {
-                return self.load(table);
+                return self.load();
             }
         }
         // `column` ends with the qualifier's terminator 0x00 0x01: 0x00 0x02 is its end.
         if let Some(last) = column.last_mut() {
             *last = 0x02;
         }
-        self.seek(&column, table)
+        self.seek(&column);
     }
 
     /// The next cell of `row` this family should return, moving past it; `None` once the
-    /// cursor has left the row.
-    fn next_cell(&mut self, row: &[u8], ctx: &mut RowContext<'_>) -> Result<Option<Cell>> {
-        let table = ctx.table;
+    /// cursor has left the row (or failed: see `error`).
+    fn next_cell(&mut self, row: &[u8]) -> Option<Cell> {
         while self.valid && self.row == row {
             if let Some(qs) = &self.qualifiers {
                 if qs.binary_search(&self.qualifier).is_err() {
@@ -191,26 +196,27 @@ impl FamilyCursor {
                         Some(q) => column_range(row, q).0,
                         None => row_range(row).1,
                     };
-                    self.seek(&target, table)?;
+                    self.seek(&target);
                     continue;
                 }
             }
-            if !ctx.column_started || ctx.column != self.qualifier {
-                ctx.column.clone_from(&self.qualifier);
-                ctx.column_started = true;
-                ctx.versions = 0;
-            }
-            if self.ts >= ctx.max_ts {
-                self.next(table)?;
+            let versions = match &mut self.column {
+                Some((q, n)) if *q == self.qualifier => n,
+                column => {
+                    let (q, n) = column.insert((Vec::new(), 0));
+                    q.clone_from(&self.qualifier);
+                    n
+                }
+            };
+            if self.ts >= self.max_ts {
+                self.next();
                 continue;
             }
-            if self.ts < self.min_ts
-                || (self.max_versions != 0 && ctx.versions >= self.max_versions)
-            {
-                self.skip_column(table)?;
+            if self.ts < self.min_ts || (self.max_versions != 0 && *versions >= self.max_versions) {
+                self.skip_column();
                 continue;
             }
-            ctx.versions += 1;
+            *versions += 1;
             let cell = Cell {
                 row: self.row.clone(),
                 family: Arc::clone(&self.family),
@@ -218,38 +224,25 @@ impl FamilyCursor {
                 timestamp: self.ts,
                 value: self.it.value().to_vec(),
             };
-            self.next(table)?;
-            return Ok(Some(cell));
+            self.next();
+            return Some(cell);
         }
-        Ok(None)
+        None
     }
-}
-
-/// Per-column state while one family of one row is read.
-struct RowContext<'a> {
-    table: &'a str,
-    max_ts: u64,
-    column_started: bool,
-    column: Vec<u8>,
-    versions: u32,
 }
 
 /// Iterator over the cells a [`ScanSpec`] selects. After an error it ends.
 pub struct Scanner {
-    table: String,
     cursors: Vec<FamilyCursor>,
     reverse: bool,
-    max_ts: u64,
     remaining: Option<usize>,
-    /// The row being returned, its start key, the family being read, and whether that
-    /// family's cursor has been positioned in the row.
+    /// The row being returned and its start key.
     row: Option<(Vec<u8>, Vec<u8>)>,
+    /// The family being read, and whether its cursor has been positioned in the row.
     family_index: usize,
     family_entered: bool,
+    /// Whether the family being read has cells in the row.
     in_row: bool,
-    column_started: bool,
-    column: Vec<u8>,
-    versions: u32,
     done: bool,
     // Keeps the versions the iterators read from being compacted away.
     _snapshot: Snapshot,
@@ -282,6 +275,7 @@ impl Scanner {
             RowSelection::Prefix(p) => ro.prefix = Some(row_prefix_start(p)),
         }
         let now = now_nanos();
+        let table_name: Arc<str> = Arc::from(table.name());
         let mut cursors = Vec::with_capacity(wanted.len());
         for (index, qualifiers) in wanted {
             let f = &table.families()[index];
@@ -298,33 +292,35 @@ impl Scanner {
                 now.saturating_sub(u64::try_from(ttl.as_nanos()).unwrap_or(u64::MAX))
             });
             let mut c = FamilyCursor {
+                table: Arc::clone(&table_name),
                 family: Arc::clone(&f.name),
                 keyspace: f.keyspace.name().to_string(),
                 it,
                 qualifiers,
                 max_versions: spec.max_versions.unwrap_or(f.options.max_versions),
                 min_ts: spec.time_range.min.max(ttl_min),
+                max_ts: spec.time_range.max,
                 valid: false,
                 row: Vec::new(),
                 qualifier: Vec::new(),
                 ts: 0,
+                error: None,
+                column: None,
             };
-            c.load(table.name())?;
+            c.load();
+            if let Some(e) = c.error.take() {
+                return Err(e);
+            }
             cursors.push(c);
         }
         Ok(Scanner {
-            table: table.name().to_string(),
             cursors,
             reverse: spec.reverse,
-            max_ts: spec.time_range.max,
             remaining: spec.limit,
             row: None,
             family_index: 0,
             family_entered: false,
             in_row: false,
-            column_started: false,
-            column: Vec::new(),
-            versions: 0,
             done: false,
             _snapshot: snapshot,
         })
@@ -337,7 +333,17 @@ impl Scanner {
         best.cloned()
     }
 
+    /// The first error any cursor met.
+    fn check_errors(&mut self) -> Result<()> {
+        match self.cursors.iter_mut().find_map(|c| c.error.take()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     fn advance(&mut self) -> Result<Option<Cell>> {
+        // A cursor that failed while moving past the cell returned last reports it now.
+        self.check_errors()?;
         if self.remaining == Some(0) {
             return Ok(None);
         }
@@ -358,31 +364,23 @@ impl Scanner {
                 let c = &mut self.cursors[self.family_index];
                 if !self.family_entered {
                     self.family_entered = true;
-                    self.column_started = false;
+                    c.column = None;
                     self.in_row = c.valid && c.row == *row;
                     if self.reverse && self.in_row {
-                        c.seek(start, &self.table)?;
+                        c.seek(start);
                     }
                 }
-                let mut ctx = RowContext {
-                    table: &self.table,
-                    max_ts: self.max_ts,
-                    column_started: self.column_started,
-                    column: std::mem::take(&mut self.column),
-                    versions: self.versions,
-                };
-                let found = c.next_cell(row, &mut ctx);
-                self.column_started = ctx.column_started;
-                self.column = ctx.column;
-                self.versions = ctx.versions;
-                if let Some(cell) = found? {
+                if let Some(cell) = c.next_cell(row) {
                     if let Some(n) = &mut self.remaining {
                         *n -= 1;
                     }
                     return Ok(Some(cell));
                 }
                 if self.reverse && self.in_row {
-                    c.seek_for_prev(start, &self.table)?;
+                    c.seek_for_prev(start);
+                }
+                if let Some(e) = c.error.take() {
+                    return Err(e);
                 }
                 self.family_index += 1;
                 self.family_entered = false;

@@ -176,6 +176,11 @@ pub fn validate_family(table: &str, family: &FamilySchema) -> Result<()> {
             ks.len()
         )));
     }
+    if family.options.ttl.is_some_and(|t| t.is_zero()) {
+        return Err(invalid(format!(
+            "family {name:?}: ttl must be positive (None keeps cells forever)"
+        )));
+    }
     if family.options.block_size_bytes == Some(0) {
         return Err(invalid(format!(
             "family {name:?}: block_size_bytes must be positive"

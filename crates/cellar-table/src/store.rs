@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cellar_engine::{Db, Keyspace, Options};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 
 use crate::catalog::{self, CatalogEntry};
 use crate::error::{Result, TableError};
@@ -31,8 +31,10 @@ struct StoreInner {
     db: Db,
     catalog_ks: Keyspace,
     tables: RwLock<BTreeMap<String, CatalogEntry>>,
-    /// Serializes DDL, so that a check (table exists?) and the steps after it agree.
-    ddl: Mutex<()>,
+    /// Held exclusively by DDL, so that a check (table exists?) and the steps after it
+    /// agree; shared by `table`, so that it never sees a schema whose keyspaces are
+    /// being dropped.
+    ddl: RwLock<()>,
 }
 
 impl std::fmt::Debug for CellStore {
@@ -74,7 +76,7 @@ impl CellStore {
                 db,
                 catalog_ks,
                 tables: RwLock::new(tables),
-                ddl: Mutex::new(()),
+                ddl: RwLock::new(()),
             }),
         })
     }
@@ -108,7 +110,7 @@ impl CellStore {
     pub fn create_table(&self, schema: TableSchema) -> Result<()> {
         let mut schema = schema;
         validate_schema(&schema)?;
-        let _ddl = self.inner.ddl.lock();
+        let _ddl = self.inner.ddl.write();
         if self.inner.tables.read().contains_key(&schema.name) {
             return Err(TableError::TableExists(schema.name));
         }
@@ -146,7 +148,7 @@ impl CellStore {
     /// keyspaces; if dropping a keyspace fails the table is gone nonetheless, the error is
     /// returned, and the next open reclaims the space.
     pub fn drop_table(&self, name: &str) -> Result<()> {
-        let _ddl = self.inner.ddl.lock();
+        let _ddl = self.inner.ddl.write();
         if !self.inner.tables.read().contains_key(name) {
             return Err(TableError::TableNotFound(name.to_string()));
         }
@@ -163,7 +165,7 @@ impl CellStore {
         family: &str,
         options: FamilyOptions,
     ) -> Result<()> {
-        let _ddl = self.inner.ddl.lock();
+        let _ddl = self.inner.ddl.write();
         let old = self.schema(table)?;
         if old.find_family(family).is_some() {
             return Err(TableError::FamilyExists {
@@ -203,7 +205,7 @@ impl CellStore {
     /// Drops a family and all its data. A table keeps at least one family: drop the table
     /// instead.
     pub fn alter_drop_family(&self, table: &str, family: &str) -> Result<()> {
-        let _ddl = self.inner.ddl.lock();
+        let _ddl = self.inner.ddl.write();
         let mut schema = (*self.schema(table)?).clone();
         let Some(pos) = schema.families.iter().position(|f| f.name == family) else {
             return Err(TableError::FamilyNotFound {
@@ -231,6 +233,7 @@ impl CellStore {
     /// and does not know added ones).
     pub fn table(&self, name: &str) -> Result<Table> {
         validate_table_name(name)?;
+        let _ddl = self.inner.ddl.read();
         let schema = self.schema(name)?;
         let db = &self.inner.db;
         let mut families = Vec::with_capacity(schema.families.len());

@@ -34,6 +34,9 @@ impl Default for WriterOptions {
 /// Call [`TableWriter::flush`] when done: dropping the writer flushes too, but cannot
 /// report an error. If a flush fails, the mutations it was writing are discarded (the
 /// error says why; an engine write error usually means the database must be reopened).
+/// A mutation method that fills the buffer flushes it, so its error may be that flush's:
+/// then everything buffered, that mutation included, was discarded. A mutation rejected
+/// before it was buffered (unknown family, oversized key) leaves the buffer as it was.
 pub struct TableWriter {
     table: Table,
     batch: WriteBatch,

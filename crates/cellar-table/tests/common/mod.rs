@@ -44,7 +44,13 @@ pub fn open_store(vfs: &MemVfs) -> CellStore {
 pub type Flat = (Vec<u8>, String, Vec<u8>, u64, Vec<u8>);
 
 pub fn flat(c: Cell) -> Flat {
-    (c.row, c.family.to_string(), c.qualifier, c.timestamp, c.value)
+    (
+        c.row,
+        c.family.to_string(),
+        c.qualifier,
+        c.timestamp,
+        c.value,
+    )
 }
 
 /// Every cell of a scan, flattened; panics on a scan error.

@@ -1,0 +1,81 @@
+//! `TableWriter`: nothing is visible before a flush unless the buffer fills; dropping the
+//! writer flushes.
+
+use cellar_engine::vfs::MemVfs;
+use cellar_engine::Durability;
+use cellar_table::{CellStore, FamilyOptions, ScanSpec, Table, TableSchema, WriterOptions};
+
+use crate::common::open_store;
+
+fn setup(vfs: &MemVfs) -> (CellStore, Table) {
+    let store = open_store(vfs);
+    store
+        .create_table(
+            TableSchema::new("t")
+                .family("a", FamilyOptions::default())
+                .family("b", FamilyOptions::default()),
+        )
+        .expect("create");
+    let t = store.table("t").expect("table");
+    (store, t)
+}
+
+fn count(t: &Table) -> usize {
+    t.scan(ScanSpec::default()).expect("scan").count()
+}
+
+#[test]
+fn writer_buffers_until_flush() {
+    let vfs = MemVfs::new();
+    let (_store, t) = setup(&vfs);
+    let mut w = t.writer(WriterOptions::default());
+    for i in 0..50u32 {
+        w.put(&i.to_be_bytes(), "a", b"q", None, b"v").expect("put");
+        w.put(&i.to_be_bytes(), "b", b"q", None, b"v").expect("put");
+    }
+    assert_eq!(w.buffered_mutations(), 100);
+    assert_eq!(count(&t), 0, "nothing is visible before the flush");
+    w.flush().expect("flush");
+    assert_eq!(w.buffered_mutations(), 0);
+    assert_eq!(count(&t), 100);
+
+    // Mutations apply in order within one buffer: a row delete after puts removes them.
+    w.put(b"x", "a", b"q", None, b"v").expect("put");
+    w.delete_row(&0u32.to_be_bytes()).expect("delete");
+    w.delete_column(&1u32.to_be_bytes(), "b", b"q")
+        .expect("delete");
+    w.delete_row(b"x").expect("delete");
+    w.flush().expect("flush");
+    assert_eq!(count(&t), 97);
+}
+
+#[test]
+fn writer_flushes_when_the_buffer_fills() {
+    let vfs = MemVfs::new();
+    let (_store, t) = setup(&vfs);
+    let options = WriterOptions {
+        buffer_size_bytes: 1024,
+        durability: Durability::Sync,
+    };
+    let mut w = t.writer(options);
+    let value = vec![7u8; 100];
+    let mut puts = 0;
+    while count(&t) == 0 {
+        w.put(&[puts], "a", b"q", None, &value).expect("put");
+        puts += 1;
+        assert!(
+            puts < 20,
+            "a 1 KiB buffer must flush within 20 puts of 100 bytes"
+        );
+    }
+    assert_eq!(count(&t), usize::from(puts));
+    assert_eq!(w.buffered_mutations(), 0);
+    w.put(b"last", "b", b"q", None, b"v").expect("put");
+    assert_eq!(count(&t), usize::from(puts));
+    drop(w);
+    assert_eq!(
+        count(&t),
+        usize::from(puts) + 1,
+        "dropping the writer flushes"
+    );
+}
