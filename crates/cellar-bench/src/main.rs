@@ -7,6 +7,7 @@ mod engine;
 mod engines;
 mod error;
 mod gen_aol;
+mod hypertable;
 mod keygen;
 mod measure;
 mod procfs;
@@ -59,6 +60,11 @@ pub enum Command {
     /// Generate input files for benchmarks.
     #[command(subcommand)]
     Gen(GenCommand),
+
+    /// Hypertable's AOL query-log test (seed 004): 4 concurrent bulk loads, a 5th alone,
+    /// a full scan (library and `cellar shell` to /dev/null), and cells streamed through
+    /// the WAL with a 12 MiB client buffer.
+    Hypertable(hypertable::HypertableArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -207,6 +213,7 @@ fn main() -> ExitCode {
             None => run(&args),
         },
         Command::Gen(GenCommand::Aol(args)) => gen_aol::run(&args),
+        Command::Hypertable(args) => hypertable::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

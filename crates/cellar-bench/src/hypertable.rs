@@ -1,0 +1,332 @@
+//! `cellar-bench hypertable`: Hypertable's AOL query-log test (seed 004) on one machine.
+//!
+//! As in the seed: `CREATE TABLE "query-log" (Query, ItemRank, ClickURL)`, four
+//! `LOAD DATA INFILE ROW_KEY_COLUMN=AnonID` jobs over pieces a–d at once, then piece e alone,
+//! then `select * from "query-log"` to /dev/null through the shell. Hypertable keeps every
+//! version by default, so the families here keep them too (MAX_VERSIONS 0): the scan returns
+//! every inserted cell, as the seed's did. Also measured: the same scan through the library
+//! (no text formatting), and cells streamed through the WAL by a `TableWriter` with a
+//! 12 MiB client buffer ("autoflush off").
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use cellar_engine::{Durability, Options};
+use cellar_table::{
+    CellStore, FamilyOptions, LoadSpec, LoadStats, ScanSpec, TableSchema, WriterOptions,
+};
+use clap::Args;
+use serde_json::json;
+
+use crate::error::{BenchError, Result};
+use crate::gen_aol::{self, AolArgs};
+
+const TABLE: &str = "query-log";
+const STREAM_TABLE: &str = "query-log-stream";
+const FAMILIES: [&str; 3] = ["Query", "ItemRank", "ClickURL"];
+
+#[derive(Debug, Clone, Args)]
+pub struct HypertableArgs {
+    /// Lines of the generated query log, over 5 pieces (the seed's log had 36M)
+    #[arg(long, value_name = "N", default_value_t = 20_000_000)]
+    pub lines: u64,
+    /// Lines streamed through the WAL by the buffered-writer test (from piece e)
+    #[arg(long, value_name = "N", default_value_t = 2_000_000)]
+    pub stream_lines: u64,
+    /// Working directory: input pieces (kept for reuse) and the database
+    #[arg(long, value_name = "DIR", default_value = "./bench-data/hypertable")]
+    pub dir: PathBuf,
+    /// A small run in seconds (200K lines), for tests
+    #[arg(long)]
+    pub quick: bool,
+    /// Append one JSON object per measurement to this file
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// The `cellar` binary for the shell scan (default: next to this one)
+    #[arg(long, value_name = "PATH")]
+    pub cellar_bin: Option<PathBuf>,
+    /// Seed of the generated log
+    #[arg(long, default_value_t = 2006)]
+    pub seed: u64,
+}
+
+struct Measure {
+    variant: &'static str,
+    cells: u64,
+    secs: f64,
+    note: String,
+}
+
+impl Measure {
+    fn rate(&self) -> f64 {
+        self.cells as f64 / self.secs.max(1e-9)
+    }
+}
+
+fn tbl(e: impl std::fmt::Display) -> BenchError {
+    BenchError::Invalid(format!("table layer: {e}"))
+}
+
+pub fn run(args: &HypertableArgs) -> Result<()> {
+    let (lines, stream_lines) = if args.quick {
+        (200_000, 50_000)
+    } else {
+        (args.lines, args.stream_lines)
+    };
+    let input = args.dir.join(format!("aol-{lines}-{}", args.seed));
+    let pieces: Vec<PathBuf> = "abcde"
+        .chars()
+        .map(|c| input.join(format!("{c}.tsv")))
+        .collect();
+    if !pieces.iter().all(|p| p.exists()) {
+        eprintln!("hypertable: generating {lines} lines into {}", input.display());
+        gen_aol::run(&AolArgs {
+            lines,
+            out: input.clone(),
+            pieces: 5,
+            seed: args.seed,
+            no_query_time: true,
+        })?;
+    }
+    let db_dir = args.dir.join("db");
+    if db_dir.exists() {
+        std::fs::remove_dir_all(&db_dir).map_err(|e| BenchError::io(&db_dir, e))?;
+    }
+    let store = CellStore::open(&db_dir, Options::default()).map_err(tbl)?;
+    let mut schema = TableSchema::new(TABLE);
+    for f in FAMILIES {
+        schema = schema.family(
+            f,
+            FamilyOptions {
+                max_versions: 0,
+                ..FamilyOptions::default()
+            },
+        );
+    }
+    store.create_table(schema).map_err(tbl)?;
+    let table = store.table(TABLE).map_err(tbl)?;
+    let spec = |file: &Path| LoadSpec {
+        files: vec![file.to_path_buf()],
+        row_key_column: Some("AnonID".into()),
+        ..LoadSpec::default()
+    };
+
+    let mut results = Vec::new();
+    // Four concurrent LOAD DATA INFILE jobs, as on the seed's two client machines.
+    eprintln!("hypertable: 4 concurrent loads (a.tsv .. d.tsv)");
+    let started = Instant::now();
+    let jobs: Vec<std::result::Result<LoadStats, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = pieces[..4]
+            .iter()
+            .map(|p| {
+                let table = table.clone();
+                let spec = spec(p);
+                s.spawn(move || {
+                    table
+                        .bulk_load(&spec, &cellar_load::NoProgress)
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("load thread panicked".into())))
+            .collect()
+    });
+    let wall = started.elapsed().as_secs_f64();
+    let mut all = LoadStats::default();
+    for (i, j) in jobs.iter().enumerate() {
+        let st = j.as_ref().map_err(|e| BenchError::Invalid(e.clone()))?;
+        println!("--- job {} ({}.tsv) ---\n{st}", i + 1, (b'a' + i as u8) as char);
+        all.merge(st);
+    }
+    let per_job: f64 = jobs
+        .iter()
+        .flatten()
+        .map(|s| s.inserts_per_sec())
+        .sum();
+    results.push(Measure {
+        variant: "load 4 concurrent (a-d)",
+        cells: all.cells,
+        secs: wall,
+        note: format!(
+            "sum of per-job rates {:.0}/s; avg key {:.2} B, avg value {:.2} B",
+            per_job,
+            all.avg_key_bytes(),
+            all.avg_value_bytes()
+        ),
+    });
+    eprintln!("hypertable: load e.tsv alone");
+    let e = table
+        .bulk_load(&spec(&pieces[4]), &cellar_load::NoProgress)
+        .map_err(tbl)?;
+    println!("--- e.tsv alone ---\n{e}");
+    results.push(Measure {
+        variant: "load 1 job (e)",
+        cells: e.cells,
+        secs: e.elapsed.as_secs_f64(),
+        note: String::new(),
+    });
+    let loaded = all.cells + e.cells;
+
+    eprintln!("hypertable: full scan through the library");
+    let started = Instant::now();
+    let mut scanned = 0u64;
+    for cell in table.scan(ScanSpec::default()).map_err(tbl)? {
+        cell.map_err(tbl)?;
+        scanned += 1;
+    }
+    results.push(Measure {
+        variant: "scan (library)",
+        cells: scanned,
+        secs: started.elapsed().as_secs_f64(),
+        note: format!("{loaded} cells loaded"),
+    });
+    let disk = dir_bytes(&db_dir);
+    drop(table);
+    store.db().clone().close().map_err(tbl)?;
+    drop(store);
+
+    eprintln!("hypertable: select * through `cellar shell --batch` > /dev/null");
+    let bin = match &args.cellar_bin {
+        Some(b) => b.clone(),
+        None => std::env::current_exe()
+            .map_err(|e| BenchError::io("current_exe", e))?
+            .with_file_name("cellar"),
+    };
+    let started = Instant::now();
+    let mut child = Command::new(&bin)
+        .args(["shell", "--batch", "--db"])
+        .arg(&db_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| BenchError::io(&bin, e))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(b"select * from \"query-log\";\nquit;\n")
+            .map_err(|e| BenchError::io(&bin, e))?;
+    }
+    let status = child.wait().map_err(|e| BenchError::io(&bin, e))?;
+    if !status.success() {
+        return Err(BenchError::Invalid(format!("cellar shell failed: {status}")));
+    }
+    results.push(Measure {
+        variant: "select * via cellar shell > /dev/null",
+        cells: scanned,
+        secs: started.elapsed().as_secs_f64(),
+        note: "process start and database open included".into(),
+    });
+
+    eprintln!("hypertable: streaming {stream_lines} lines through the WAL (12 MiB client buffer)");
+    let store = CellStore::open(&db_dir, Options::default()).map_err(tbl)?;
+    let mut schema = TableSchema::new(STREAM_TABLE);
+    for f in FAMILIES {
+        schema = schema.family(f, FamilyOptions::default());
+    }
+    store.create_table(schema).map_err(tbl)?;
+    let stream = store.table(STREAM_TABLE).map_err(tbl)?;
+    let text = read_lines(&pieces[4], stream_lines)?;
+    let started = Instant::now();
+    let mut w = stream.writer(WriterOptions {
+        durability: Durability::Flush,
+        ..WriterOptions::default()
+    });
+    let mut cells = 0u64;
+    for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let mut f = line.split(|b| *b == b'\t');
+        let row = f.next().unwrap_or_default();
+        for (family, value) in FAMILIES.iter().zip(f) {
+            if !value.is_empty() {
+                w.put(row, family, b"", None, value).map_err(tbl)?;
+                cells += 1;
+            }
+        }
+    }
+    w.flush().map_err(tbl)?;
+    results.push(Measure {
+        variant: "INSERT stream, 12 MiB buffer, Flush",
+        cells,
+        secs: started.elapsed().as_secs_f64(),
+        note: "TableWriter through WAL + memtable".into(),
+    });
+    drop(stream);
+    store.db().clone().close().map_err(tbl)?;
+
+    println!();
+    println!("| variant | cells | seconds | cells/s | note |");
+    println!("|---|---:|---:|---:|---|");
+    for m in &results {
+        println!(
+            "| {} | {} | {:.2} | {:.0} | {} |",
+            m.variant,
+            m.cells,
+            m.secs,
+            m.rate(),
+            m.note
+        );
+    }
+    println!(
+        "\ndatabase after the loads: {:.1} MB on disk ({:.1} bytes/cell)",
+        disk as f64 / 1e6,
+        disk as f64 / loaded.max(1) as f64
+    );
+    if let Some(path) = &args.json {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| BenchError::io(path, e))?;
+        for m in &results {
+            let rec = json!({
+                "engine": "cellar",
+                "workload": "hypertable",
+                "variant": m.variant,
+                "lines": lines,
+                "cells": m.cells,
+                "seconds": m.secs,
+                "ops_per_sec": m.rate(),
+                "note": m.note,
+                "db_bytes": disk,
+            });
+            writeln!(f, "{rec}").map_err(|e| BenchError::io(path, e))?;
+        }
+    }
+    std::fs::remove_dir_all(&db_dir).map_err(|e| BenchError::io(&db_dir, e))?;
+    Ok(())
+}
+
+/// The first `n` data lines of a piece (header skipped).
+fn read_lines(path: &Path, n: u64) -> Result<Vec<u8>> {
+    let f = std::fs::File::open(path).map_err(|e| BenchError::io(path, e))?;
+    let mut r = std::io::BufReader::new(f);
+    let mut out = Vec::new();
+    let mut line = Vec::new();
+    let mut taken = 0;
+    let mut first = true;
+    while taken < n {
+        line.clear();
+        if r.read_until(b'\n', &mut line).map_err(|e| BenchError::io(path, e))? == 0 {
+            break;
+        }
+        if std::mem::take(&mut first) {
+            continue;
+        }
+        out.extend_from_slice(&line);
+        taken += 1;
+    }
+    Ok(out)
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
