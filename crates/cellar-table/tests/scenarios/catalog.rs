@@ -271,3 +271,24 @@ fn catalog_corrupt_entry_is_reported_and_droppable() {
     assert_eq!(family_keyspaces(&store), vec!["t/good/f"]);
     store.table("good").expect("good table still works");
 }
+
+#[test]
+fn catalog_ddl_survives_power_loss() {
+    let vfs = MemVfs::new();
+    let store = open_store(&vfs);
+    let schema = |name: &str| TableSchema::new(name).family("f", FamilyOptions::default());
+    store.create_table(schema("kept")).expect("create");
+    store.create_table(schema("dropped")).expect("create");
+    store.drop_table("dropped").expect("drop");
+    store
+        .alter_add_family("kept", "g", FamilyOptions::default())
+        .expect("add");
+    // Power loss: only what was synced survives. DDL syncs; nothing else was written.
+    let crashed = vfs.crash_clone();
+    drop(store);
+
+    let store = open_store(&crashed);
+    assert_eq!(store.list_tables(), vec!["kept"]);
+    assert_eq!(family_keyspaces(&store), vec!["t/kept/f", "t/kept/g"]);
+    store.table("kept").expect("table");
+}

@@ -5,6 +5,7 @@
 mod common;
 
 mod catalog;
+mod ddl_faults;
 mod drop_table;
 mod max_versions;
 mod orphans;

