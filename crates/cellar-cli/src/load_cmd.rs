@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use cellar_load::LoadSpec;
 
 use crate::error::{CliError, Outcome};
-use crate::shell::progress::LoadProgress;
+use cellar_cli::shell::progress::LoadProgress;
 use crate::shell_cmd::open_store;
 
 #[derive(Debug, clap::Args)]

@@ -7,7 +7,6 @@ mod inspect_log;
 mod inspect_lsm;
 mod inspect_sst;
 mod load_cmd;
-mod shell;
 mod shell_cmd;
 mod show;
 

@@ -7,7 +7,7 @@ use cellar_engine::{Durability, Options};
 use cellar_table::CellStore;
 
 use crate::error::{CliError, Outcome};
-use crate::shell::{self, ShellOptions};
+use cellar_cli::shell::{self, ShellOptions};
 
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
