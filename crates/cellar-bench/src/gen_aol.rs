@@ -87,6 +87,8 @@ pub struct AolStats {
     pub lines: u64,
     pub bytes: u64,
     pub id_bytes: u64,
+    /// Row-key bytes summed over cells (a line's AnonID once per cell it makes).
+    pub key_bytes: u64,
     pub query_bytes: u64,
     pub clicks: u64,
     pub rank_bytes: u64,
@@ -119,8 +121,9 @@ pub fn run(args: &AolArgs) -> Result<()> {
     let pieces = u64::from(args.pieces);
     for piece in 0..pieces {
         let path = piece_path(&args.out, piece);
-        let first = args.lines * piece / pieces;
-        let end = args.lines * (piece + 1) / pieces;
+        // u128: lines × pieces must not overflow.
+        let split = |k: u64| (u128::from(args.lines) * u128::from(k) / u128::from(pieces)) as u64;
+        let (first, end) = (split(piece), split(piece + 1));
         write_piece(&path, &mut generator, end - first, &mut buf, &mut stats)?;
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -184,7 +187,7 @@ fn print_summary(args: &AolArgs, stats: &AolStats, seconds: f64) {
         stats.cells(),
         per_line(stats.cells()),
         stats.value_bytes() as f64 / stats.cells().max(1) as f64,
-        per_line(stats.id_bytes)
+        stats.key_bytes as f64 / stats.cells().max(1) as f64
     );
 }
 
@@ -199,7 +202,9 @@ struct PowerLaw {
 }
 
 impl PowerLaw {
+    /// REQUIRES: n >= 1, flatten >= 0.
     fn new(n: u64, flatten: f64) -> Self {
+        debug_assert!(n >= 1 && flatten >= 0.0);
         let log_span = ((n as f64 + 1.0 + flatten) / (1.0 + flatten)).ln();
         PowerLaw {
             n,
@@ -262,7 +267,9 @@ impl AolGenerator {
         let id = 1 + (rank * ID_MULTIPLIER + self.id_offset) % ID_PRIME;
         let start = out.len();
         write_decimal(id, out);
-        stats.id_bytes += (out.len() - start) as u64;
+        let id_bytes = (out.len() - start) as u64;
+        stats.id_bytes += id_bytes;
+        stats.key_bytes += id_bytes;
         out.push(b'\t');
 
         let start = out.len();
@@ -294,6 +301,7 @@ impl AolGenerator {
             }
             out.extend_from_slice(b".com");
             stats.url_bytes += (out.len() - start) as u64;
+            stats.key_bytes += 2 * id_bytes;
             stats.clicks += 1;
         } else {
             out.push(b'\t');
