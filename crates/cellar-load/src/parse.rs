@@ -13,13 +13,27 @@ use crate::{LoadError, LoadSpec, LoadStats, LoadTarget, Progress, ProgressSink};
 const MAX_KEY_BYTES: usize = 64 * 1024;
 const MAX_VALUE_BYTES: usize = 64 * 1024 * 1024;
 
-/// How a file's columns map to the row, the timestamp and the families.
-pub struct Layout {
-    columns: usize,
-    row: usize,
-    timestamp: Option<usize>,
-    /// Per column: the family index it feeds.
-    family_of: Vec<Option<usize>>,
+/// How a file's columns become cells.
+pub enum Layout {
+    /// A header of named columns (the AOL files): one row per line, a cell per non-empty
+    /// field of a column that names a family (`family` or `family:qualifier`).
+    Wide {
+        columns: usize,
+        row: usize,
+        timestamp: Option<usize>,
+        /// Per column: the family index and qualifier it feeds.
+        cell_of: Vec<Option<(usize, Vec<u8>)>>,
+    },
+    /// What DUMP TABLE writes: `#[timestamp<TAB>]row<TAB>column<TAB>value`, a cell per line.
+    Cells { timestamp: Option<usize> },
+}
+
+/// `family` or `family:qualifier`.
+fn split_column(c: &[u8]) -> (&[u8], &[u8]) {
+    match c.iter().position(|b| *b == b':') {
+        Some(i) => (&c[..i], &c[i + 1..]),
+        None => (c, &[]),
+    }
 }
 
 impl Layout {
@@ -33,6 +47,14 @@ impl Layout {
             file: file.to_path_buf(),
             reason,
         };
+        let h: Vec<&str> = header.iter().map(String::as_str).collect();
+        match h.as_slice() {
+            ["row", "column", "value"] => return Ok(Layout::Cells { timestamp: None }),
+            ["timestamp", "row", "column", "value"] => {
+                return Ok(Layout::Cells { timestamp: Some(0) })
+            }
+            _ => {}
+        }
         let find = |name: &str, what: &str| {
             header.iter().position(|h| h == name).ok_or_else(|| {
                 bad(format!(
@@ -57,15 +79,20 @@ impl Layout {
             Some(c) => Some(find(c, "timestamp")?),
             None => None,
         };
-        let mut family_of = Vec::with_capacity(header.len());
+        let mut cell_of = Vec::with_capacity(header.len());
         for (i, h) in header.iter().enumerate() {
             if i == row || Some(i) == timestamp {
-                family_of.push(None);
+                cell_of.push(None);
                 continue;
             }
-            match target.families.iter().position(|(f, _)| f == h) {
-                Some(f) => family_of.push(Some(f)),
-                None if spec.ignore_unknown_columns => family_of.push(None),
+            let (family, qualifier) = split_column(h.as_bytes());
+            match target
+                .families
+                .iter()
+                .position(|(f, _)| f.as_bytes() == family)
+            {
+                Some(f) => cell_of.push(Some((f, qualifier.to_vec()))),
+                None if spec.ignore_unknown_columns => cell_of.push(None),
                 None => {
                     let known: Vec<&str> =
                         target.families.iter().map(|(f, _)| f.as_str()).collect();
@@ -77,11 +104,11 @@ impl Layout {
                 }
             }
         }
-        Ok(Layout {
+        Ok(Layout::Wide {
             columns: header.len(),
             row,
             timestamp,
-            family_of,
+            cell_of,
         })
     }
 }
@@ -116,7 +143,7 @@ pub fn parse_file(
             match reader.next_chunk()? {
                 Some(c) => {
                     // Timestamps are handed out in input order, one per line.
-                    let ts = if layout.timestamp.is_none() {
+                    let ts = if layout.auto_timestamps() {
                         (target.reserve_timestamps)(c.lines)
                     } else {
                         0
@@ -189,6 +216,7 @@ fn parse_chunk(
         .flexible(true)
         .from_reader(chunk.bytes.as_slice());
     let mut rec = csv::ByteRecord::new();
+    let mut scratch = Scratch::default();
     loop {
         match rdr.read_byte_record(&mut rec) {
             Ok(true) => {}
@@ -205,75 +233,174 @@ fn parse_chunk(
             }
         }
         let line_in_chunk = rec.position().map_or(0, |p| p.line() - 1);
-        let line = chunk.first_line + line_in_chunk;
         out.lines += 1;
-        match check_line(&rec, layout) {
-            Ok(()) => {}
-            Err(reason) if spec.skip_bad_lines => {
-                let _ = reason;
+        let auto_ts = ts_base + line_in_chunk;
+        let parsed = match layout {
+            Layout::Wide {
+                columns,
+                row,
+                timestamp,
+                cell_of,
+            } => wide_line(
+                &rec,
+                (*columns, *row, *timestamp, cell_of),
+                auto_ts,
+                target,
+                &mut out,
+                &mut scratch,
+            ),
+            Layout::Cells { timestamp } => cells_line(
+                &rec,
+                *timestamp,
+                auto_ts,
+                target,
+                spec,
+                &mut out,
+                &mut scratch,
+            ),
+        };
+        if let Err(reason) = parsed {
+            if spec.skip_bad_lines {
                 out.bad_lines += 1;
                 continue;
             }
-            Err(reason) => {
-                return Err(LoadError::BadLine {
-                    file: file.to_path_buf(),
-                    line,
-                    reason,
-                })
-            }
-        }
-        let ts = match layout.timestamp {
-            Some(i) => match parse_timestamp(&rec[i]) {
-                Some(t) => t,
-                None if spec.skip_bad_lines => {
-                    out.bad_lines += 1;
-                    continue;
-                }
-                None => {
-                    return Err(LoadError::BadLine {
-                        file: file.to_path_buf(),
-                        line,
-                        reason: format!(
-                            "bad timestamp '{}': expected 'YYYY-MM-DD HH:MM:SS' or nanoseconds since the epoch",
-                            String::from_utf8_lossy(&rec[i])
-                        ),
-                    })
-                }
-            },
-            None => ts_base + line_in_chunk,
-        };
-        let row = &rec[layout.row];
-        for (col, fam) in layout.family_of.iter().enumerate() {
-            let Some(f) = fam else { continue };
-            let value = &rec[col];
-            if value.is_empty() {
-                continue;
-            }
-            let cells = &mut out.cells[*f];
-            let start = cells.arena.len();
-            (target.encode_key)(row, b"", ts, &mut cells.arena);
-            cells.push(start, value);
-            out.cells_count += 1;
-            out.key_bytes += row.len() as u64;
-            out.value_bytes += value.len() as u64;
+            return Err(LoadError::BadLine {
+                file: file.to_path_buf(),
+                line: chunk.first_line + line_in_chunk,
+                reason,
+            });
         }
     }
     Ok(out)
 }
 
-/// Why a line cannot be loaded, if it cannot.
-fn check_line(rec: &csv::ByteRecord, layout: &Layout) -> Result<(), String> {
-    if rec.len() != layout.columns {
+/// Buffers for fields that hold escapes.
+#[derive(Default)]
+struct Scratch {
+    row: Vec<u8>,
+    qualifier: Vec<u8>,
+    value: Vec<u8>,
+}
+
+/// `field` with `\` escapes (as DUMP and SELECT write them) decoded; borrowed when it has
+/// none, which is the common case.
+fn unescaped<'a>(field: &'a [u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
+    if !field.contains(&b'\\') {
+        return field;
+    }
+    *buf = cellar_hql::unescape_output(field);
+    buf
+}
+
+impl Parsed {
+    fn add_cell(&mut self, target: &LoadTarget, f: usize, row: &[u8], q: &[u8], ts: u64, v: &[u8]) {
+        let cells = &mut self.cells[f];
+        let start = cells.arena.len();
+        (target.encode_key)(row, q, ts, &mut cells.arena);
+        cells.push(start, v);
+        self.cells_count += 1;
+        self.key_bytes += row.len() as u64;
+        self.value_bytes += v.len() as u64;
+    }
+}
+
+type WideColumns<'a> = (usize, usize, Option<usize>, &'a [Option<(usize, Vec<u8>)>]);
+
+/// A wide line: checked whole first, so that a bad line adds no cell.
+fn wide_line(
+    rec: &csv::ByteRecord,
+    (columns, row_col, ts_col, cell_of): WideColumns<'_>,
+    auto_ts: u64,
+    target: &LoadTarget,
+    out: &mut Parsed,
+    s: &mut Scratch,
+) -> Result<(), String> {
+    if rec.len() > columns {
         return Err(format!(
-            "expected {} tab-separated fields (as in the header), found {}",
-            layout.columns,
+            "{} tab-separated fields, the header has {columns}",
             rec.len()
         ));
     }
-    let row = &rec[layout.row];
+    let row = unescaped(rec.get(row_col).unwrap_or_default(), &mut s.row);
+    check_row(row)?;
+    let ts = match ts_col {
+        Some(i) => timestamp_field(rec.get(i).unwrap_or_default())?,
+        None => auto_ts,
+    };
+    for (i, field) in rec.iter().enumerate() {
+        if field.len() > MAX_VALUE_BYTES {
+            return Err(format!(
+                "field {} is {} bytes, over the value limit of {MAX_VALUE_BYTES} bytes",
+                i + 1,
+                field.len()
+            ));
+        }
+    }
+    for (i, field) in rec.iter().enumerate() {
+        let Some((f, qualifier)) = &cell_of[i] else {
+            continue;
+        };
+        if field.is_empty() {
+            continue;
+        }
+        let value = unescaped(field, &mut s.value);
+        out.add_cell(target, *f, row, qualifier, ts, value);
+    }
+    Ok(())
+}
+
+/// A line of DUMP's cell shape: `[timestamp<TAB>]row<TAB>family[:qualifier]<TAB>value`.
+fn cells_line(
+    rec: &csv::ByteRecord,
+    ts_col: Option<usize>,
+    auto_ts: u64,
+    target: &LoadTarget,
+    spec: &LoadSpec,
+    out: &mut Parsed,
+    s: &mut Scratch,
+) -> Result<(), String> {
+    let base = usize::from(ts_col.is_some());
+    if rec.len() != base + 3 {
+        return Err(format!(
+            "{} tab-separated fields, a cell line has {}",
+            rec.len(),
+            base + 3
+        ));
+    }
+    let ts = match ts_col {
+        Some(i) => timestamp_field(&rec[i])?,
+        None => auto_ts,
+    };
+    let row = unescaped(&rec[base], &mut s.row);
+    check_row(row)?;
+    let (family, qualifier) = split_column(&rec[base + 1]);
+    let qualifier = unescaped(qualifier, &mut s.qualifier);
+    let Some(f) = target
+        .families
+        .iter()
+        .position(|(n, _)| n.as_bytes() == family)
+    else {
+        if spec.ignore_unknown_columns {
+            return Ok(());
+        }
+        return Err(format!(
+            "column family '{}' is not in the table",
+            String::from_utf8_lossy(family)
+        ));
+    };
+    if rec[base + 2].len() > MAX_VALUE_BYTES {
+        return Err(format!("value over the limit of {MAX_VALUE_BYTES} bytes"));
+    }
+    let value = unescaped(&rec[base + 2], &mut s.value);
+    out.add_cell(target, f, row, qualifier, ts, value);
+    Ok(())
+}
+
+fn check_row(row: &[u8]) -> Result<(), String> {
     if row.is_empty() {
         return Err("the row key field is empty".into());
     }
+    // The cell key adds escapes and a timestamp to the row: keep room for them.
     if row.len() > MAX_KEY_BYTES / 2 {
         return Err(format!(
             "row key of {} bytes is over the limit of {} bytes",
@@ -281,16 +408,25 @@ fn check_line(rec: &csv::ByteRecord, layout: &Layout) -> Result<(), String> {
             MAX_KEY_BYTES / 2
         ));
     }
-    for (i, f) in rec.iter().enumerate() {
-        if f.len() > MAX_VALUE_BYTES {
-            return Err(format!(
-                "field {} is {} bytes, over the value limit of {MAX_VALUE_BYTES} bytes",
-                i + 1,
-                f.len()
-            ));
+    Ok(())
+}
+
+fn timestamp_field(field: &[u8]) -> Result<u64, String> {
+    parse_timestamp(field).ok_or_else(|| {
+        format!(
+            "bad timestamp '{}': expected 'YYYY-MM-DD HH:MM:SS[.fraction]' (UTC) or nanoseconds since the epoch",
+            String::from_utf8_lossy(field)
+        )
+    })
+}
+
+impl Layout {
+    /// Lines without a timestamp field get one from the oracle.
+    pub fn auto_timestamps(&self) -> bool {
+        match self {
+            Layout::Wide { timestamp, .. } | Layout::Cells { timestamp } => timestamp.is_none(),
         }
     }
-    Ok(())
 }
 
 /// `YYYY-MM-DD HH:MM:SS[.fraction]` (UTC) or an integer count of nanoseconds since the epoch.
@@ -299,53 +435,7 @@ pub fn parse_timestamp(s: &[u8]) -> Option<u64> {
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         return s.parse().ok();
     }
-    let (date, time) = s.split_once([' ', 'T'])?;
-    let mut d = date.split('-');
-    let (y, m, day): (i64, u32, u32) = (
-        d.next()?.parse().ok()?,
-        d.next()?.parse().ok()?,
-        d.next()?.parse().ok()?,
-    );
-    if d.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let (hms, frac) = match time.split_once('.') {
-        Some((a, b)) => (a, Some(b)),
-        None => (time, None),
-    };
-    let mut t = hms.split(':');
-    let (hh, mm, ss): (u64, u64, u64) = (
-        t.next()?.parse().ok()?,
-        t.next()?.parse().ok()?,
-        t.next()?.parse().ok()?,
-    );
-    if t.next().is_some() || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    let nanos = match frac {
-        Some(f) if !f.is_empty() && f.len() <= 9 && f.bytes().all(|b| b.is_ascii_digit()) => {
-            f.parse::<u64>().ok()? * 10u64.pow(9 - f.len() as u32)
-        }
-        Some(_) => return None,
-        None => 0,
-    };
-    let days = days_from_civil(y, m, day);
-    if days < 0 {
-        return None;
-    }
-    let secs = days as u64 * 86_400 + hh * 3600 + mm * 60 + ss;
-    secs.checked_mul(1_000_000_000)?.checked_add(nanos)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    cellar_hql::parse_timestamp(s).ok()
 }
 
 #[cfg(test)]

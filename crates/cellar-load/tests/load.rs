@@ -125,7 +125,7 @@ fn aol_lines_become_one_cell_per_non_empty_field() {
 fn a_bad_line_mid_file_loads_nothing_and_names_the_line() {
     let f = fixture(&["Query", "ItemRank", "ClickURL"]);
     let mut text = String::from(AOL);
-    text.push_str("999\tonly two fields\n");
+    text.push_str("999\tq\t2006-03-01 07:17:15\t1\thttp://x\tone too many\n");
     text.push_str("1000\tq\t2006-03-01 07:17:15\t\t\n");
     let input = write_file(f.dir.path(), "bad.tsv", &text);
     let before = sst_files(&f.dir.path().join("db"));
@@ -135,7 +135,10 @@ fn a_bad_line_mid_file_loads_nothing_and_names_the_line() {
         LoadError::BadLine { file, line, reason } => {
             assert_eq!(file, &input);
             assert_eq!(*line, 6, "{reason}");
-            assert!(reason.contains("expected 5"), "{reason}");
+            assert!(
+                reason.contains("6 tab-separated fields, the header has 5"),
+                "{reason}"
+            );
         }
         other => panic!("unexpected error {other}"),
     }
@@ -153,6 +156,44 @@ fn a_bad_line_mid_file_loads_nothing_and_names_the_line() {
     assert_eq!(stats.bad_lines_skipped, 1);
     assert_eq!(stats.lines, 6);
     assert_eq!(dump(&f).len(), 11);
+}
+
+#[test]
+fn short_lines_have_empty_trailing_fields_and_headers_may_name_qualifiers() {
+    let f = fixture(&["Query", "Click"]);
+    let text = "AnonID\tQuery\tClick:url\n1\tq1\thttp://a\n2\tq2\n3\n";
+    let input = write_file(f.dir.path(), "short.tsv", text);
+    let mut s = spec(vec![input]);
+    s.ignore_unknown_columns = false;
+    let stats = load(&f.db, &f.target, &s, &NoProgress).expect("load");
+    assert_eq!((stats.lines, stats.cells), (3, 3));
+}
+
+#[test]
+fn dumped_cells_load_back_byte_for_byte() {
+    // The cell shape DUMP TABLE writes, with escaped bytes in row, qualifier and value.
+    let f = fixture(&["Query", "Click"]);
+    let text = "#timestamp\trow\tcolumn\tvalue\n\
+5\tr\\x00w\tQuery\ttab\\there\n\
+7\tr2\tClick:u\\\\rl\tnew\\nline\n\
+9\tr2\tNope:x\tignored\n";
+    let input = write_file(f.dir.path(), "dump.tsv", text);
+    let mut s = spec(vec![input.clone()]);
+    s.row_key_column = None;
+    s.ignore_unknown_columns = false;
+    let err = load(&f.db, &f.target, &s, &NoProgress).expect_err("unknown family");
+    assert!(err.to_string().contains("dump.tsv:4"), "{err}");
+    s.ignore_unknown_columns = true;
+    let stats = load(&f.db, &f.target, &s, &NoProgress).expect("load");
+    assert_eq!(stats.cells, 2);
+    let cells = dump(&f);
+    assert_eq!(
+        cells.get(&("Query".to_string(), b"r\x00w".to_vec(), 5)),
+        Some(&b"tab\there".to_vec())
+    );
+    // Click's key is row, qualifier, ts in this test's encoding: the qualifier is dropped by
+    // `encode` here, so check the value only.
+    assert!(cells.values().any(|v| v == b"new\nline"));
 }
 
 #[test]

@@ -168,8 +168,10 @@ impl Session<'_> {
                 writeln!(out, "{stats}")?;
             }
             Statement::DumpTable(d) => {
+                let started = std::time::Instant::now();
                 let n = self.dump(&d.table, &d.file)?;
-                writeln!(out, "{n} cells written to {}", d.file)?;
+                let secs = started.elapsed().as_secs_f64();
+                writeln!(out, "Dumped {n} cells to {} in {secs:.2} s", d.file)?;
             }
             Statement::Quit => return Ok(Flow::Quit),
             Statement::Help => out.write_all(HELP.as_bytes())?,
@@ -261,32 +263,43 @@ impl Session<'_> {
         let table = self.store.table(table)?;
         let f = std::fs::File::create(file)
             .map_err(|e| ExecError::Invalid(format!("cannot create {file}: {e}")))?;
-        let mut w = io::BufWriter::with_capacity(1 << 20, f);
-        writeln!(w, "#timestamp\trow\tcolumn\tvalue")?;
-        let spec = ScanSpec {
-            max_versions: Some(0),
-            ..ScanSpec::default()
-        };
-        let mut n = 0;
-        let mut line = String::new();
-        for cell in table.scan(spec)? {
-            let cell = cell?;
-            line.clear();
-            line.push_str(&cell.timestamp.to_string());
-            line.push('\t');
-            format_cell(
-                &mut line,
-                &cell.row,
-                &cell.family,
-                &cell.qualifier,
-                &cell.value,
-            );
-            w.write_all(line.as_bytes())?;
-            n += 1;
+        if file.ends_with(".gz") {
+            let gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+            let (n, gz) = write_dump(&table, gz)?;
+            gz.finish()?.sync_all()?;
+            Ok(n)
+        } else {
+            let (n, f) = write_dump(&table, f)?;
+            f.sync_all()?;
+            Ok(n)
         }
-        w.flush()?;
-        Ok(n)
     }
+}
+
+/// Every visible version of every cell, in SELECT order, in the cell shape LOAD DATA INFILE
+/// reads back: `#timestamp<TAB>row<TAB>column<TAB>value`.
+fn write_dump<W: Write>(table: &cellar_table::Table, w: W) -> Result<(u64, W), ExecError> {
+    let mut w = io::BufWriter::with_capacity(1 << 20, w);
+    writeln!(w, "#timestamp\trow\tcolumn\tvalue")?;
+    let mut n = 0;
+    let mut line = String::new();
+    for cell in table.scan(ScanSpec::default())? {
+        let cell = cell?;
+        line.clear();
+        line.push_str(&cell.timestamp.to_string());
+        line.push('\t');
+        format_cell(
+            &mut line,
+            &cell.row,
+            &cell.family,
+            &cell.qualifier,
+            &cell.value,
+        );
+        w.write_all(line.as_bytes())?;
+        n += 1;
+    }
+    let w = w.into_inner().map_err(|e| ExecError::Io(e.into_error()))?;
+    Ok((n, w))
 }
 
 /// `row<TAB>family[:qualifier]<TAB>value<LF>`, bytes escaped as `docs/hql.md` says.
