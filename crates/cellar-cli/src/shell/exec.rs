@@ -2,18 +2,14 @@
 
 use std::fmt;
 use std::io::{self, Write};
-use std::ops::Bound;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use cellar_engine::Durability;
-use cellar_hql::{
-    AlterAction, ColumnRef, Columns, Compression, CreateTable, FamilySpec, RowPredicate, Statement,
-};
+use cellar_hql::{AlterAction, Compression, CreateTable, FamilySpec, Statement};
 use cellar_load::{LoadError, LoadSpec, ProgressSink};
 use cellar_table::{
-    CellStore, ColumnSelector, FamilyCompression, FamilyOptions, RowSelection, ScanSpec,
-    TableError, TableSchema, TimeRange, WriterOptions,
+    CellStore, FamilyCompression, FamilyOptions, ScanSpec, TableError, TableSchema,
 };
 
 /// Why a statement failed.
@@ -102,7 +98,7 @@ impl Session<'_> {
             },
             Statement::ShowTables => {
                 for t in self.store.list_tables() {
-                    writeln!(out, "{t}")?;
+                    writeln!(out, "{}", cellar_hql::escape_output(t.as_bytes()))?;
                 }
             }
             Statement::DescribeTable(t) => {
@@ -114,7 +110,7 @@ impl Session<'_> {
                         "{}\tMAX_VERSIONS={}\tTTL={}\tCOMPRESSION={}\tBLOCKSIZE={}\tBLOOMFILTER={}",
                         f.name,
                         o.max_versions,
-                        o.ttl.map_or("none".into(), |d| format!("{}s", d.as_secs())),
+                        o.ttl.map_or("none".into(), |d| d.as_secs().to_string()),
                         o.compression
                             .map_or("default".into(), |c| format!("{c:?}").to_lowercase()),
                         o.block_size_bytes
@@ -129,28 +125,39 @@ impl Session<'_> {
             }
             Statement::AlterTable(a) => match &a.action {
                 AlterAction::Add(fams) => {
+                    // Checked first, so that a family that exists adds none.
+                    let s = self.store.describe(&a.name)?;
+                    if let Some(f) = fams.iter().find(|f| s.find_family(&f.name).is_some()) {
+                        return Err(ExecError::Table(TableError::FamilyExists {
+                            table: a.name.clone(),
+                            family: f.name.clone(),
+                        }));
+                    }
                     for f in fams {
                         self.store
                             .alter_add_family(&a.name, &f.name, family_options(f))?;
                     }
                 }
                 AlterAction::Drop(fams) => {
+                    let s = self.store.describe(&a.name)?;
+                    if let Some(f) = fams.iter().find(|f| s.find_family(f).is_none()) {
+                        return Err(ExecError::Table(TableError::FamilyNotFound {
+                            table: a.name.clone(),
+                            family: f.clone(),
+                        }));
+                    }
+                    if fams.len() >= s.families.len() {
+                        return Err(ExecError::Invalid(format!(
+                            "dropping every family of table {:?}: drop the table instead",
+                            a.name
+                        )));
+                    }
                     for f in fams {
                         self.store.alter_drop_family(&a.name, f)?;
                     }
                 }
             },
-            Statement::Insert(ins) => {
-                let table = self.store.table(&ins.table)?;
-                let mut w = table.writer(WriterOptions {
-                    durability: self.durability,
-                    ..WriterOptions::default()
-                });
-                for c in &ins.cells {
-                    w.put(&c.row, &c.family, &c.qualifier, c.timestamp, &c.value)?;
-                }
-                w.flush()?;
-            }
+            Statement::Insert(ins) => self.insert(ins)?,
             Statement::Select(sel) => self.select(sel, out)?,
             Statement::Delete(d) => self.delete(d)?,
             Statement::LoadData(l) => {
@@ -177,85 +184,6 @@ impl Session<'_> {
             Statement::Help => out.write_all(HELP.as_bytes())?,
         }
         Ok(Flow::Continue)
-    }
-
-    fn select(&self, sel: &cellar_hql::Select, out: &mut dyn Write) -> Result<(), ExecError> {
-        let table = self.store.table(&sel.table)?;
-        let spec = ScanSpec {
-            rows: match &sel.row {
-                RowPredicate::All => RowSelection::All,
-                RowPredicate::Exact(r) => RowSelection::Exact(r.clone()),
-                RowPredicate::Range { start, end } => RowSelection::Range {
-                    start: start.clone(),
-                    end: end.clone(),
-                },
-                RowPredicate::Prefix(p) => RowSelection::Prefix(p.clone()),
-            },
-            columns: selectors(&sel.columns),
-            time_range: time_range(&sel.timestamp),
-            max_versions: sel.max_versions,
-            limit: sel.limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
-            reverse: sel.reverse,
-            snapshot: None,
-        };
-        let mut line = String::with_capacity(256);
-        let mut buf = Vec::with_capacity(64 << 10);
-        for cell in table.scan(spec)? {
-            let cell = cell?;
-            line.clear();
-            if sel.display_timestamps {
-                line.push_str(&cellar_hql::format_timestamp(cell.timestamp));
-                line.push('\t');
-            }
-            format_cell(
-                &mut line,
-                &cell.row,
-                &cell.family,
-                &cell.qualifier,
-                &cell.value,
-            );
-            buf.extend_from_slice(line.as_bytes());
-            if buf.len() >= 60 << 10 {
-                out.write_all(&buf)?;
-                buf.clear();
-            }
-        }
-        out.write_all(&buf)?;
-        Ok(())
-    }
-
-    fn delete(&self, d: &cellar_hql::Delete) -> Result<(), ExecError> {
-        let table = self.store.table(&d.table)?;
-        let dur = self.durability;
-        match (&d.columns, d.version) {
-            (Columns::All, None) => table.delete_row(&d.row, dur)?,
-            (Columns::List(cols), None) => {
-                for c in cols {
-                    match &c.qualifier {
-                        None => table.delete_family(&d.row, &c.family, dur)?,
-                        Some(q) => table.delete_column(&d.row, &c.family, q, dur)?,
-                    }
-                }
-            }
-            (cols, Some(ts)) => {
-                // One version of every matching column: find the columns that have it.
-                let spec = ScanSpec {
-                    rows: RowSelection::Exact(d.row.clone()),
-                    columns: selectors(cols),
-                    time_range: TimeRange {
-                        min: ts,
-                        max: ts.saturating_add(1),
-                    },
-                    max_versions: Some(0),
-                    ..ScanSpec::default()
-                };
-                let cells: Vec<_> = table.scan(spec)?.collect::<Result<_, _>>()?;
-                for c in cells {
-                    table.delete_version(&c.row, &c.family, &c.qualifier, ts, dur)?;
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Every version of every cell, in the flat format LOAD DATA INFILE reads back.
@@ -303,7 +231,13 @@ fn write_dump<W: Write>(table: &cellar_table::Table, w: W) -> Result<(u64, W), E
 }
 
 /// `row<TAB>family[:qualifier]<TAB>value<LF>`, bytes escaped as `docs/hql.md` says.
-fn format_cell(line: &mut String, row: &[u8], family: &str, qualifier: &[u8], value: &[u8]) {
+pub(super) fn format_cell(
+    line: &mut String,
+    row: &[u8],
+    family: &str,
+    qualifier: &[u8],
+    value: &[u8],
+) {
     cellar_hql::escape_output_into(row, line);
     line.push('\t');
     line.push_str(family);
@@ -314,38 +248,6 @@ fn format_cell(line: &mut String, row: &[u8], family: &str, qualifier: &[u8], va
     line.push('\t');
     cellar_hql::escape_output_into(value, line);
     line.push('\n');
-}
-
-fn selectors(cols: &Columns) -> Vec<ColumnSelector> {
-    match cols {
-        Columns::All => Vec::new(),
-        Columns::List(l) => l.iter().map(selector).collect(),
-    }
-}
-
-fn selector(c: &ColumnRef) -> ColumnSelector {
-    match &c.qualifier {
-        None => ColumnSelector::Family(c.family.clone()),
-        Some(q) => ColumnSelector::Column {
-            family: c.family.clone(),
-            qualifier: q.clone(),
-        },
-    }
-}
-
-fn time_range((start, end): &(Bound<u64>, Bound<u64>)) -> TimeRange {
-    TimeRange {
-        min: match start {
-            Bound::Included(t) => *t,
-            Bound::Excluded(t) => t.saturating_add(1),
-            Bound::Unbounded => 0,
-        },
-        max: match end {
-            Bound::Included(t) => t.saturating_add(1),
-            Bound::Excluded(t) => *t,
-            Bound::Unbounded => u64::MAX,
-        },
-    }
 }
 
 fn family_options(f: &FamilySpec) -> FamilyOptions {
@@ -375,8 +277,13 @@ fn create_statement(s: &TableSchema) -> CreateTable {
                 let o = &f.options;
                 FamilySpec {
                     name: f.name.clone(),
-                    max_versions: (o.max_versions != 1 && o.max_versions != 0)
-                        .then_some(o.max_versions),
+                    // 0 (every version, which only the library can set) has no HQL
+                    // spelling; the largest count is the same in practice.
+                    max_versions: match o.max_versions {
+                        1 => None,
+                        0 => Some(u32::MAX),
+                        n => Some(n),
+                    },
                     ttl_seconds: o.ttl.map(|d| d.as_secs().max(1)),
                     compression: o.compression.map(|c| match c {
                         FamilyCompression::None => Compression::None,

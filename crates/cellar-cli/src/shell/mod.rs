@@ -1,6 +1,7 @@
 //! `cellar shell`: HQL interactively (line editing, history), from stdin (`--batch`) or from
 //! the command line (`-e`). Results are printed as each statement completes.
 
+mod cells;
 pub mod exec;
 pub mod progress;
 

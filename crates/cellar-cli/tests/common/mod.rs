@@ -2,6 +2,8 @@
 //! the built `cellar` binary.
 #![allow(dead_code)]
 
+pub mod session;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

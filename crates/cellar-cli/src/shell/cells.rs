@@ -1,0 +1,263 @@
+//! INSERT, SELECT and DELETE: the statements on cells (docs/hql.md, section 4).
+//!
+//! A statement that writes is one atomic batch: every cell or column it names is checked
+//! before the first mutation is buffered, because a `TableWriter` writes what it holds when
+//! it is dropped, even after a failed put.
+
+use std::io::Write;
+use std::ops::Bound;
+
+use cellar_engine::types::{MAX_KEY_LEN, MAX_VALUE_LEN};
+use cellar_hql::{ColumnRef, Columns, Delete, Insert, InsertCell, RowPredicate, Select};
+use cellar_table::cell_key::encoded_cell_key_len;
+use cellar_table::timestamp::MAX_TIMESTAMP;
+use cellar_table::{
+    ColumnSelector, RowSelection, ScanSpec, Table, TableError, TimeRange, WriterOptions,
+};
+
+use super::exec::{format_cell, ExecError, Session};
+
+/// SELECT output is written in pieces of about this size.
+const OUTPUT_CHUNK_BYTES: usize = 60 << 10;
+
+impl Session<'_> {
+    pub(super) fn insert(&self, ins: &Insert) -> Result<(), ExecError> {
+        let table = self.store.table(&ins.table)?;
+        for c in &ins.cells {
+            check_cell(&table, c)?;
+        }
+        let mut w = table.writer(WriterOptions {
+            // One batch, however large the statement.
+            buffer_size_bytes: usize::MAX,
+            durability: self.durability,
+        });
+        for c in &ins.cells {
+            w.put(&c.row, &c.family, &c.qualifier, c.timestamp, &c.value)?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+
+    pub(super) fn select(&self, sel: &Select, out: &mut dyn Write) -> Result<(), ExecError> {
+        let table = self.store.table(&sel.table)?;
+        // SELECT's MAX_VERSIONS narrows each family's own; the scan's override replaces it.
+        // So the override is passed only when no family read keeps fewer versions, and
+        // otherwise the versions are counted here, over what each family lets through.
+        let narrows_every_family = sel.max_versions.is_some_and(|n| {
+            families_read(&table, &sel.columns)
+                .all(|f| f.options.max_versions == 0 || f.options.max_versions >= n)
+        });
+        let count_here = sel.max_versions.filter(|_| !narrows_every_family);
+        let limit = sel.limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+        let spec = ScanSpec {
+            rows: row_selection(&sel.row),
+            columns: selectors(&sel.columns),
+            time_range: time_range(&sel.timestamp),
+            max_versions: sel.max_versions.filter(|_| narrows_every_family),
+            limit: if count_here.is_some() { None } else { limit },
+            reverse: sel.reverse,
+            snapshot: None,
+        };
+        let mut remaining = limit.unwrap_or(usize::MAX);
+        // The column of the previous cell and how many of its versions were printed.
+        let mut column: Option<(Vec<u8>, std::sync::Arc<str>, Vec<u8>)> = None;
+        let mut versions = 0u32;
+        let mut line = String::with_capacity(256);
+        let mut buf = Vec::with_capacity(OUTPUT_CHUNK_BYTES + 4096);
+        for cell in table.scan(spec)? {
+            if remaining == 0 {
+                break;
+            }
+            let cell = cell?;
+            if let Some(max) = count_here {
+                let same = column.as_ref().is_some_and(|(r, f, q)| {
+                    *r == cell.row && **f == *cell.family && *q == cell.qualifier
+                });
+                if !same {
+                    column = Some((
+                        cell.row.clone(),
+                        cell.family.clone(),
+                        cell.qualifier.clone(),
+                    ));
+                    versions = 0;
+                }
+                if versions >= max {
+                    continue;
+                }
+                versions += 1;
+            }
+            remaining -= 1;
+            line.clear();
+            if sel.display_timestamps {
+                line.push_str(&cellar_hql::format_timestamp(cell.timestamp));
+                line.push('\t');
+            }
+            format_cell(
+                &mut line,
+                &cell.row,
+                &cell.family,
+                &cell.qualifier,
+                &cell.value,
+            );
+            buf.extend_from_slice(line.as_bytes());
+            if buf.len() >= OUTPUT_CHUNK_BYTES {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        out.write_all(&buf)?;
+        Ok(())
+    }
+
+    pub(super) fn delete(&self, d: &Delete) -> Result<(), ExecError> {
+        let table = self.store.table(&d.table)?;
+        if let Columns::List(cols) = &d.columns {
+            for c in cols {
+                check_column(&table, &d.row, c)?;
+            }
+        } else {
+            check_key(&d.row, b"")?;
+        }
+        let mut w = table.writer(WriterOptions {
+            buffer_size_bytes: usize::MAX,
+            durability: self.durability,
+        });
+        match (&d.columns, d.version) {
+            (Columns::All, None) => w.delete_row(&d.row)?,
+            (Columns::List(cols), None) => {
+                for c in cols {
+                    match &c.qualifier {
+                        None => w.delete_family(&d.row, &c.family)?,
+                        Some(q) => w.delete_column(&d.row, &c.family, q)?,
+                    }
+                }
+            }
+            (cols, Some(ts)) => {
+                // One version of every matching column: find the columns that have it.
+                let spec = ScanSpec {
+                    rows: RowSelection::Exact(d.row.clone()),
+                    columns: selectors(cols),
+                    time_range: TimeRange {
+                        min: ts,
+                        max: ts.saturating_add(1),
+                    },
+                    max_versions: Some(0),
+                    ..ScanSpec::default()
+                };
+                for c in table.scan(spec)? {
+                    let c = c?;
+                    w.delete_version(&c.row, &c.family, &c.qualifier, ts)?;
+                }
+            }
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+/// The schema's families a statement on `columns` reads.
+fn families_read<'t>(
+    table: &'t Table,
+    columns: &'t Columns,
+) -> impl Iterator<Item = &'t cellar_table::FamilySchema> {
+    table
+        .schema()
+        .families
+        .iter()
+        .filter(move |f| match columns {
+            Columns::All => true,
+            Columns::List(l) => l.iter().any(|c| c.family == f.name),
+        })
+}
+
+fn family_not_found(table: &Table, family: &str) -> ExecError {
+    ExecError::Table(TableError::FamilyNotFound {
+        table: table.name().to_string(),
+        family: family.to_string(),
+    })
+}
+
+/// What the table layer would reject of a cell, checked before anything is buffered.
+fn check_cell(table: &Table, c: &InsertCell) -> Result<(), ExecError> {
+    if table.schema().find_family(&c.family).is_none() {
+        return Err(family_not_found(table, &c.family));
+    }
+    check_key(&c.row, &c.qualifier)?;
+    if c.value.len() > MAX_VALUE_LEN {
+        return Err(ExecError::Invalid(format!(
+            "value of {} bytes exceeds the limit of {MAX_VALUE_LEN} bytes",
+            c.value.len()
+        )));
+    }
+    if let Some(ts) = c.timestamp.filter(|&t| t > MAX_TIMESTAMP) {
+        return Err(ExecError::Invalid(format!(
+            "timestamp {ts} is reserved; timestamps must be at most {MAX_TIMESTAMP}"
+        )));
+    }
+    Ok(())
+}
+
+/// What the table layer would reject of a DELETE's column.
+fn check_column(table: &Table, row: &[u8], c: &ColumnRef) -> Result<(), ExecError> {
+    if table.schema().find_family(&c.family).is_none() {
+        return Err(family_not_found(table, &c.family));
+    }
+    check_key(row, c.qualifier.as_deref().unwrap_or_default())
+}
+
+fn check_key(row: &[u8], qualifier: &[u8]) -> Result<(), ExecError> {
+    let len = encoded_cell_key_len(row, qualifier);
+    if len > MAX_KEY_LEN {
+        return Err(ExecError::Invalid(format!(
+            "row ({} bytes) and qualifier ({} bytes) are too long: their cell key would be \
+             {len} bytes, the limit is {MAX_KEY_LEN} (each 0x00 byte counts twice)",
+            row.len(),
+            qualifier.len()
+        )));
+    }
+    Ok(())
+}
+
+fn row_selection(row: &RowPredicate) -> RowSelection {
+    match row {
+        RowPredicate::All => RowSelection::All,
+        RowPredicate::Exact(r) => RowSelection::Exact(r.clone()),
+        RowPredicate::Range { start, end } => RowSelection::Range {
+            start: start.clone(),
+            end: end.clone(),
+        },
+        RowPredicate::Prefix(p) => RowSelection::Prefix(p.clone()),
+    }
+}
+
+fn selectors(cols: &Columns) -> Vec<ColumnSelector> {
+    match cols {
+        Columns::All => Vec::new(),
+        Columns::List(l) => l.iter().map(selector).collect(),
+    }
+}
+
+fn selector(c: &ColumnRef) -> ColumnSelector {
+    match &c.qualifier {
+        None => ColumnSelector::Family(c.family.clone()),
+        Some(q) => ColumnSelector::Column {
+            family: c.family.clone(),
+            qualifier: q.clone(),
+        },
+    }
+}
+
+fn time_range((start, end): &(Bound<u64>, Bound<u64>)) -> TimeRange {
+    TimeRange {
+        min: match start {
+            Bound::Included(t) => *t,
+            Bound::Excluded(t) => t.saturating_add(1),
+            Bound::Unbounded => 0,
+        },
+        max: match end {
+            Bound::Included(t) => t.saturating_add(1),
+            Bound::Excluded(t) => *t,
+            Bound::Unbounded => u64::MAX,
+        },
+    }
+}
