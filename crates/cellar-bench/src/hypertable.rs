@@ -50,6 +50,9 @@ pub struct HypertableArgs {
     /// Seed of the generated log
     #[arg(long, default_value_t = 2006)]
     pub seed: u64,
+    /// Keep the database (DIR/db) after the run, for inspection or profiling
+    #[arg(long)]
+    pub keep_db: bool,
 }
 
 struct Measure {
@@ -81,7 +84,10 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
         .map(|c| input.join(format!("{c}.tsv")))
         .collect();
     if !pieces.iter().all(|p| p.exists()) {
-        eprintln!("hypertable: generating {lines} lines into {}", input.display());
+        eprintln!(
+            "hypertable: generating {lines} lines into {}",
+            input.display()
+        );
         gen_aol::run(&AolArgs {
             lines,
             out: input.clone(),
@@ -132,21 +138,24 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("load thread panicked".into())))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("load thread panicked".into()))
+            })
             .collect()
     });
     let wall = started.elapsed().as_secs_f64();
     let mut all = LoadStats::default();
     for (i, j) in jobs.iter().enumerate() {
         let st = j.as_ref().map_err(|e| BenchError::Invalid(e.clone()))?;
-        println!("--- job {} ({}.tsv) ---\n{st}", i + 1, (b'a' + i as u8) as char);
+        println!(
+            "--- job {} ({}.tsv) ---\n{st}",
+            i + 1,
+            (b'a' + i as u8) as char
+        );
         all.merge(st);
     }
-    let per_job: f64 = jobs
-        .iter()
-        .flatten()
-        .map(|s| s.inserts_per_sec())
-        .sum();
+    let per_job: f64 = jobs.iter().flatten().map(|s| s.inserts_per_sec()).sum();
     results.push(Measure {
         variant: "load 4 concurrent (a-d)",
         cells: all.cells,
@@ -174,7 +183,8 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
     eprintln!("hypertable: full scan through the library");
     let started = Instant::now();
     let mut scanned = 0u64;
-    for cell in table.scan(ScanSpec::default()).map_err(tbl)? {
+    let mut scanner = table.scan(ScanSpec::default()).map_err(tbl)?;
+    while let Some(cell) = scanner.next_ref() {
         cell.map_err(tbl)?;
         scanned += 1;
     }
@@ -211,7 +221,9 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
     }
     let status = child.wait().map_err(|e| BenchError::io(&bin, e))?;
     if !status.success() {
-        return Err(BenchError::Invalid(format!("cellar shell failed: {status}")));
+        return Err(BenchError::Invalid(format!(
+            "cellar shell failed: {status}"
+        )));
     }
     results.push(Measure {
         variant: "select * via cellar shell > /dev/null",
@@ -294,7 +306,9 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
             writeln!(f, "{rec}").map_err(|e| BenchError::io(path, e))?;
         }
     }
-    std::fs::remove_dir_all(&db_dir).map_err(|e| BenchError::io(&db_dir, e))?;
+    if !args.keep_db {
+        std::fs::remove_dir_all(&db_dir).map_err(|e| BenchError::io(&db_dir, e))?;
+    }
     Ok(())
 }
 
@@ -308,7 +322,10 @@ fn read_lines(path: &Path, n: u64) -> Result<Vec<u8>> {
     let mut first = true;
     while taken < n {
         line.clear();
-        if r.read_until(b'\n', &mut line).map_err(|e| BenchError::io(path, e))? == 0 {
+        if r.read_until(b'\n', &mut line)
+            .map_err(|e| BenchError::io(path, e))?
+            == 0
+        {
             break;
         }
         if std::mem::take(&mut first) {

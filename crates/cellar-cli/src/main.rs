@@ -10,6 +10,11 @@ mod load_cmd;
 mod shell_cmd;
 mod show;
 
+/// The allocator Cellar ships with (as in cellar-bench): glibc malloc costs several times
+/// more in the engine's small cross-thread allocations.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;

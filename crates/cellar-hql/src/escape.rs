@@ -20,6 +20,16 @@ pub fn escape_output(bytes: &[u8]) -> String {
 
 /// [`escape_output`] appending to `out`, so that a printing loop can reuse one buffer.
 pub fn escape_output_into(bytes: &[u8], out: &mut String) {
+    // Fast path for the common case, printable ASCII: copied as is (a scan prints millions
+    // of fields, and decoding them as UTF-8 character by character took a sixth of it).
+    let plain = bytes
+        .iter()
+        .position(|&b| !(0x20..0x7f).contains(&b) || b == b'\\')
+        .unwrap_or(bytes.len());
+    if let Ok(ascii) = std::str::from_utf8(&bytes[..plain]) {
+        out.push_str(ascii);
+    }
+    let bytes = &bytes[plain..];
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {
             match c {

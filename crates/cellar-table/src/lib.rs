@@ -37,7 +37,7 @@ mod writer;
 
 pub use cellar_load::{LoadError, LoadSpec, LoadStats, ProgressSink};
 pub use error::{Result, TableError};
-pub use scan::{ColumnSelector, RowSelection, ScanSpec, Scanner, TimeRange};
+pub use scan::{CellRef, ColumnSelector, RowSelection, ScanSpec, Scanner, TimeRange};
 pub use schema::{FamilyCompression, FamilyOptions, FamilySchema, TableSchema};
 pub use store::CellStore;
 pub use table::{Cell, Table};

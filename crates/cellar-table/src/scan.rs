@@ -124,6 +124,9 @@ struct FamilyCursor {
     error: Option<TableError>,
     /// Versions of the current column returned so far (`None`: no column yet in this row).
     column: Option<(Vec<u8>, u32)>,
+    /// The cursor is on the cell returned last: move past it before looking further (the
+    /// move is deferred so that the caller can borrow the cell meanwhile).
+    pending_next: bool,
 }
 
 impl FamilyCursor {
@@ -185,9 +188,12 @@ impl FamilyCursor {
         self.seek(&column);
     }
 
-    /// The next cell of `row` this family should return, moving past it; `None` once the
-    /// cursor has left the row (or failed: see `error`).
-    fn next_cell(&mut self, row: &[u8]) -> Option<Cell> {
+    /// Positions on the next cell of `row` this family should return (the caller reads it
+    /// with `cell_ref`); `false` once the cursor has left the row (or failed: see `error`).
+    fn next_cell(&mut self, row: &[u8]) -> bool {
+        if std::mem::take(&mut self.pending_next) {
+            self.next();
+        }
         while self.valid && self.row == row {
             if let Some(qs) = &self.qualifiers {
                 if qs.binary_search(&self.qualifier).is_err() {
@@ -217,17 +223,43 @@ impl FamilyCursor {
                 continue;
             }
             *versions += 1;
-            let cell = Cell {
-                row: self.row.clone(),
-                family: Arc::clone(&self.family),
-                qualifier: self.qualifier.clone(),
-                timestamp: self.ts,
-                value: self.it.value().to_vec(),
-            };
-            self.next();
-            return Some(cell);
+            self.pending_next = true;
+            return true;
         }
-        None
+        false
+    }
+
+    fn cell_ref(&self) -> CellRef<'_> {
+        CellRef {
+            row: &self.row,
+            family: &self.family,
+            qualifier: &self.qualifier,
+            timestamp: self.ts,
+            value: self.it.value(),
+        }
+    }
+}
+
+/// A cell borrowed from a [`Scanner`] (see [`Scanner::next_ref`]): valid until the scanner
+/// moves on. Saves the three allocations of an owned [`Cell`] per cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellRef<'a> {
+    pub row: &'a [u8],
+    pub family: &'a Arc<str>,
+    pub qualifier: &'a [u8],
+    pub timestamp: u64,
+    pub value: &'a [u8],
+}
+
+impl CellRef<'_> {
+    pub fn to_cell(&self) -> Cell {
+        Cell {
+            row: self.row.to_vec(),
+            family: Arc::clone(self.family),
+            qualifier: self.qualifier.to_vec(),
+            timestamp: self.timestamp,
+            value: self.value.to_vec(),
+        }
     }
 }
 
@@ -306,6 +338,7 @@ impl Scanner {
                 ts: 0,
                 error: None,
                 column: None,
+                pending_next: false,
             };
             c.load();
             if let Some(e) = c.error.take() {
@@ -341,16 +374,18 @@ impl Scanner {
         }
     }
 
-    fn advance(&mut self) -> Result<Option<Cell>> {
+    /// Moves to the next cell to return; `false` at the end. The cell is the current one of
+    /// `cursors[family_index]`.
+    fn advance(&mut self) -> Result<bool> {
         // A cursor that failed while moving past the cell returned last reports it now.
         self.check_errors()?;
         if self.remaining == Some(0) {
-            return Ok(None);
+            return Ok(false);
         }
         loop {
             if self.row.is_none() {
                 let Some(row) = self.pick_row() else {
-                    return Ok(None);
+                    return Ok(false);
                 };
                 let start = row_range(&row).0;
                 self.row = Some((row, start));
@@ -370,11 +405,11 @@ impl Scanner {
                         c.seek(start);
                     }
                 }
-                if let Some(cell) = c.next_cell(row) {
+                if c.next_cell(row) {
                     if let Some(n) = &mut self.remaining {
                         *n -= 1;
                     }
-                    return Ok(Some(cell));
+                    return Ok(true);
                 }
                 if self.reverse && self.in_row {
                     c.seek_for_prev(start);
@@ -390,16 +425,15 @@ impl Scanner {
     }
 }
 
-impl Iterator for Scanner {
-    type Item = Result<Cell>;
-
-    fn next(&mut self) -> Option<Result<Cell>> {
+impl Scanner {
+    /// The next cell, borrowed: like `Iterator::next` without copying the cell out.
+    pub fn next_ref(&mut self) -> Option<Result<CellRef<'_>>> {
         if self.done {
             return None;
         }
         match self.advance() {
-            Ok(Some(cell)) => Some(Ok(cell)),
-            Ok(None) => {
+            Ok(true) => Some(Ok(self.cursors[self.family_index].cell_ref())),
+            Ok(false) => {
                 self.done = true;
                 None
             }
@@ -408,6 +442,14 @@ impl Iterator for Scanner {
                 Some(Err(e))
             }
         }
+    }
+}
+
+impl Iterator for Scanner {
+    type Item = Result<Cell>;
+
+    fn next(&mut self) -> Option<Result<Cell>> {
+        self.next_ref().map(|r| r.map(|c| c.to_cell()))
     }
 }
 
