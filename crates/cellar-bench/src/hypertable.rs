@@ -5,8 +5,8 @@
 //! then `select * from "query-log"` to /dev/null through the shell. Hypertable keeps every
 //! version by default, so the families here keep them too (MAX_VERSIONS 0): the scan returns
 //! every inserted cell, as the seed's did. Also measured: the same scan through the library
-//! (no text formatting), and cells streamed through the WAL by a `TableWriter` with a
-//! 12 MiB client buffer ("autoflush off").
+//! (no text formatting), random row lookups, and cells streamed through the WAL by a
+//! `TableWriter` with a 12 MiB client buffer ("autoflush off").
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -26,6 +26,7 @@ use crate::gen_aol::{self, AolArgs};
 const TABLE: &str = "query-log";
 const STREAM_TABLE: &str = "query-log-stream";
 const FAMILIES: [&str; 3] = ["Query", "ItemRank", "ClickURL"];
+const LOOKUPS: usize = 10_000;
 
 #[derive(Debug, Clone, Args)]
 pub struct HypertableArgs {
@@ -194,6 +195,32 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
         secs: started.elapsed().as_secs_f64(),
         note: format!("{loaded} cells loaded"),
     });
+    // Random row lookups: rows of every 97th line of a.tsv, in random order.
+    let sample = read_lines(&pieces[0], lines / 5)?;
+    let mut rows: Vec<&[u8]> = sample
+        .split(|b| *b == b'\n')
+        .step_by(97)
+        .filter_map(|l| l.split(|b| *b == b'\t').next())
+        .filter(|r| !r.is_empty())
+        .take(LOOKUPS)
+        .collect();
+    shuffle(&mut rows, args.seed);
+    let started = Instant::now();
+    let mut found = 0u64;
+    for row in &rows {
+        found += table.get_row(row).map_err(tbl)?.len() as u64;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    results.push(Measure {
+        variant: "row lookups (SELECT WHERE ROW = k)",
+        cells: rows.len() as u64,
+        secs,
+        note: format!(
+            "rows/s; {:.1} cells per row; {:.1} µs per row",
+            found as f64 / rows.len().max(1) as f64,
+            secs * 1e6 / rows.len().max(1) as f64
+        ),
+    });
     let disk = dir_bytes(&db_dir);
     drop(table);
     store.db().clone().close().map_err(tbl)?;
@@ -335,6 +362,17 @@ fn read_lines(path: &Path, n: u64) -> Result<Vec<u8>> {
         taken += 1;
     }
     Ok(out)
+}
+
+/// Fisher–Yates with a small xorshift: deterministic for a seed.
+fn shuffle<T>(v: &mut [T], seed: u64) {
+    let mut x = seed | 1;
+    for i in (1..v.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.swap(i, (x % (i as u64 + 1)) as usize);
+    }
 }
 
 fn dir_bytes(dir: &Path) -> u64 {
