@@ -279,3 +279,15 @@ fn help_lists_every_statement() {
         assert!(help.contains(word), "{word}: {help}");
     }
 }
+
+#[test]
+fn delete_of_a_family_and_a_column_of_it_in_one_statement() {
+    // Found by hql_model (while the engine's range deletions were being reworked): two
+    // overlapping range deletions in one batch, then a reversed scan.
+    let sh = TestShell::new();
+    sh.ok("CREATE TABLE t (info MAX_VERSIONS 2, recent TTL = 30 DAYS MAX_VERSIONS = 3);");
+    sh.ok("INSERT INTO t VALUES ('a\\'', 'recent:\\'', ''), ('\\xC3\\xA9', 1, 'recent:', '');");
+    sh.ok("DELETE recent, recent:q FROM t WHERE ROW = 'a\\'';");
+    assert_eq!(sh.ok("SELECT * FROM t;"), "");
+    assert_eq!(sh.ok("SELECT * FROM t REVERSE;"), "");
+}
