@@ -1,0 +1,52 @@
+//! `cellar-bench hypertable --quick`: runs end to end and reports every measurement.
+
+use std::process::Command;
+
+#[test]
+fn hypertable_quick_reports_every_variant() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_cellar-bench"))
+        .args(["hypertable", "--quick", "--dir"])
+        .arg(dir.path().join("work"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run cellar-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "Total inserts:",
+        "| load 4 concurrent (a-d) |",
+        "| scan (library) |",
+        "| INSERT stream",
+    ] {
+        assert!(stdout.contains(want), "missing {want:?} in\n{stdout}");
+    }
+    let text = std::fs::read_to_string(&json).expect("json");
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert!(records.len() >= 5, "{text}");
+    for r in &records {
+        assert_eq!(r["workload"], "hypertable");
+        assert!(r["ops_per_sec"].as_f64().expect("ops_per_sec") > 0.0, "{r}");
+    }
+    // Every inserted cell is scanned back (the families keep every version).
+    let cells = |v: &str| {
+        records
+            .iter()
+            .find(|r| r["variant"] == v)
+            .and_then(|r| r["cells"].as_u64())
+            .expect("variant present")
+    };
+    assert_eq!(
+        cells("scan (library)"),
+        cells("load 4 concurrent (a-d)") + cells("load 1 job (e)")
+    );
+}
