@@ -21,6 +21,7 @@ pub mod compaction;
 mod db;
 pub mod iter;
 pub mod memtable;
+pub mod range_del;
 pub mod version;
 
 pub use batch::{Keyspace, WriteBatch};

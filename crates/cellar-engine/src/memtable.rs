@@ -4,10 +4,18 @@
 //! Entries are ordered by (keyspace, internal key), so one memtable serves every keyspace
 //! and a flush writes one SST per keyspace by walking it once. Only the write leader inserts
 //! (see `db::write`), while any number of readers look up and iterate concurrently.
+//!
+//! Readers check keys against the range tombstones through fragmented sets (see
+//! [`crate::range_del`]), kept per keyspace and brought up to date by the first read after a
+//! tombstone arrives. Rebuilding one set from everything on every change would cost O(n) per
+//! read when deletes and reads alternate, so each keyspace keeps two: a large `base` and a
+//! small `recent` set of the latest tombstones, rebuilt alone on a change and merged into
+//! `base` once it holds about √n of them (amortized O(√n) per tombstone, two sets per read).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use std::sync::Arc;
 
 use crossbeam_skiplist::map::Entry;
@@ -17,6 +25,7 @@ use parking_lot::Mutex;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::manifest::RangeTombstone;
+use crate::range_del::FragmentedTombstones;
 use crate::sst::LookupResult;
 use crate::types::{
     compare_internal, lookup_key, make_internal_key, split_internal, SeqNo, ValueKind, MAX_SEQ,
@@ -44,9 +53,67 @@ impl PartialOrd for MemKey {
 /// Per-entry bookkeeping the skiplist adds beyond key and value bytes (node, tower, boxes).
 const ENTRY_OVERHEAD_BYTES: usize = 80;
 
+/// `recent` is merged into `base` once it holds at least this many tombstones and its size
+/// squared reaches `base`'s.
+const RECENT_TOMBSTONES_MERGE_MIN: usize = 16;
+
+/// The fragmented range tombstones of one keyspace of a memtable.
+#[derive(Default)]
+struct KeyspaceRangeDels {
+    base: Arc<FragmentedTombstones>,
+    /// Tombstones merged into `base`.
+    base_count: usize,
+    /// Tombstones not in `base`; `recent` is built from them.
+    pending: Vec<RangeTombstone>,
+    /// `None` when stale (`pending` changed since it was built).
+    recent: Option<Arc<FragmentedTombstones>>,
+}
+
+impl KeyspaceRangeDels {
+    fn add(&mut self, t: RangeTombstone) {
+        self.pending.push(t);
+        self.recent = None;
+    }
+
+    /// Both sets, brought up to date.
+    fn sets(&mut self) -> [Arc<FragmentedTombstones>; 2] {
+        let recent = match &self.recent {
+            Some(r) => Arc::clone(r),
+            None => {
+                let n = self.pending.len();
+                let r = if n >= RECENT_TOMBSTONES_MERGE_MIN && n * n >= self.base_count {
+                    let fresh = FragmentedTombstones::build(&self.pending);
+                    self.base = Arc::new(FragmentedTombstones::merge(&self.base, &fresh));
+                    self.base_count += n;
+                    self.pending.clear();
+                    Arc::new(FragmentedTombstones::default())
+                } else {
+                    Arc::new(FragmentedTombstones::build(&self.pending))
+                };
+                self.recent = Some(Arc::clone(&r));
+                r
+            }
+        };
+        [Arc::clone(&self.base), recent]
+    }
+}
+
+/// Fragmented sets of the memtable's range tombstones, by keyspace.
+#[derive(Default)]
+struct RangeDelCache {
+    /// How many of `Memtable::range_tombstones` are filed into `by_keyspace`.
+    filed: usize,
+    by_keyspace: HashMap<u32, KeyspaceRangeDels>,
+}
+
 pub struct Memtable {
     map: SkipMap<MemKey, Box<[u8]>>,
     range_tombstones: Mutex<Vec<(u32, RangeTombstone)>>,
+    /// `range_tombstones.len()`, readable without the lock.
+    range_tombstone_count: AtomicUsize,
+    /// Lock order: `range_del_cache`, then `range_tombstones` (the writer takes only the
+    /// latter, and never waits for a rebuild).
+    range_del_cache: Mutex<RangeDelCache>,
     approx_bytes: AtomicUsize,
     /// The WAL file whose records this memtable holds.
     wal_number: u64,
@@ -57,6 +124,8 @@ impl Memtable {
         Memtable {
             map: SkipMap::new(),
             range_tombstones: Mutex::new(Vec::new()),
+            range_tombstone_count: AtomicUsize::new(0),
+            range_del_cache: Mutex::new(RangeDelCache::default()),
             approx_bytes: AtomicUsize::new(0),
             wal_number,
         }
@@ -84,7 +153,8 @@ impl Memtable {
     pub fn add_range_tombstone(&self, ks: u32, start: &[u8], end: &[u8], seq: SeqNo) {
         self.approx_bytes
             .fetch_add(start.len() + end.len() + ENTRY_OVERHEAD_BYTES, Relaxed);
-        self.range_tombstones.lock().push((
+        let mut all = self.range_tombstones.lock();
+        all.push((
             ks,
             RangeTombstone {
                 start: start.to_vec(),
@@ -92,16 +162,26 @@ impl Memtable {
                 seq,
             },
         ));
+        self.range_tombstone_count.store(all.len(), Release);
     }
 
-    /// Range tombstones of keyspace `ks` (all sequence numbers).
-    pub fn range_tombstones(&self, ks: u32) -> Vec<RangeTombstone> {
-        self.range_tombstones
-            .lock()
-            .iter()
-            .filter(|(k, _)| *k == ks)
-            .map(|(_, t)| t.clone())
-            .collect()
+    /// The range tombstones of keyspace `ks` (all sequence numbers) as fragmented sets to
+    /// check keys against with [`FragmentedTombstones::max_covering_seq`]. Cheap when no
+    /// tombstone arrived since the last call; the sets stay valid (and unchanged) after
+    /// later writes.
+    pub fn range_del_sets(&self, ks: u32) -> impl Iterator<Item = Arc<FragmentedTombstones>> {
+        let mut cache = self.range_del_cache.lock();
+        if cache.filed < self.range_tombstone_count.load(Acquire) {
+            let all = self.range_tombstones.lock();
+            let RangeDelCache { filed, by_keyspace } = &mut *cache;
+            for (k, t) in all.iter().skip(*filed) {
+                by_keyspace.entry(*k).or_default().add(t.clone());
+            }
+            *filed = all.len();
+        }
+        let sets = cache.by_keyspace.get_mut(&ks).map(|k| k.sets());
+        drop(cache);
+        sets.into_iter().flatten().filter(|s| !s.is_empty())
     }
 
     pub fn all_range_tombstones(&self) -> Vec<(u32, RangeTombstone)> {
@@ -109,7 +189,7 @@ impl Memtable {
     }
 
     pub fn has_range_tombstones(&self) -> bool {
-        !self.range_tombstones.lock().is_empty()
+        self.range_tombstone_count.load(Acquire) > 0
     }
 
     /// The newest entry of `user_key` visible at `seq`, if this memtable has one.
@@ -275,6 +355,48 @@ mod tests {
         ));
         assert_eq!(m.get(0, b"j", 9), None);
         assert_eq!(m.keyspaces(), vec![0, 1]);
+    }
+
+    #[test]
+    fn memtable_range_del_sets_track_tombstones_as_they_arrive() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let m = Memtable::new(1);
+        let key = |i: u32| format!("k{i:04}").into_bytes();
+        let mut written: Vec<(u32, RangeTombstone)> = Vec::new();
+        for seq in 1..=1500u64 {
+            let ks = rng.gen_range(0..2u32);
+            let a = rng.gen_range(0..1000);
+            let (start, end) = (key(a), key(a + rng.gen_range(0..20)));
+            m.add_range_tombstone(ks, &start, &end, seq);
+            written.push((ks, RangeTombstone { start, end, seq }));
+            // Reads between some writes only, so that both sets see batches of all sizes.
+            if rng.gen_range(0..4) > 0 {
+                continue;
+            }
+            for _ in 0..8 {
+                let (ks, k, read_seq) = (
+                    rng.gen_range(0..3u32),
+                    key(rng.gen_range(0..1030)),
+                    rng.gen_range(0..=seq + 1),
+                );
+                let expected = written
+                    .iter()
+                    .filter(|(k2, t)| *k2 == ks && t.seq <= read_seq)
+                    .filter(|(_, t)| t.start.as_slice() <= k.as_slice() && k < t.end)
+                    .map(|(_, t)| t.seq)
+                    .max()
+                    .unwrap_or(0);
+                let got = m
+                    .range_del_sets(ks)
+                    .map(|s| s.max_covering_seq(&k, read_seq))
+                    .max()
+                    .unwrap_or(0);
+                assert_eq!(got, expected, "ks {ks} key {k:?} at {read_seq} after {seq}");
+            }
+        }
+        assert!(m.range_del_sets(0).count() >= 1);
+        assert_eq!(m.range_del_sets(7).count(), 0);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! [`LsmMeta`] is the plain metadata the manifest's edits build up (replayed at open, then
 //! updated by every flush and compaction). [`Version`] is an immutable, shareable view of it
 //! with the files open; readers and iterators pin one with an `Arc`, so a file stays on disk
-//! until the last version that lists it is gone (see [`FileHandle`]'s `Drop`).
+//! until the last version that lists it is gone (see [`FileHandle`]'s `Drop`). Each keyspace's
+//! range tombstones are fragmented once here, for every read of the version to share.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::manifest::{FileMeta, RangeTombstone, VersionEdit};
 use crate::options::KeyspaceOptions;
+use crate::range_del::FragmentedTombstones;
 use crate::sst::SstReader;
 use crate::types::{user_key, SeqNo};
 use crate::vfs::Vfs;
@@ -197,6 +199,8 @@ pub struct KeyspaceVersion {
     /// Level 0 newest first (by max sequence); deeper levels sorted by key, disjoint.
     pub levels: Vec<Vec<Arc<FileHandle>>>,
     pub range_tombstones: Vec<RangeTombstone>,
+    /// `range_tombstones`, fragmented: what reads check keys against.
+    pub range_dels: Arc<FragmentedTombstones>,
     pub options: KeyspaceOptions,
 }
 
@@ -272,6 +276,7 @@ impl Version {
                     name: Arc::from(k.name.as_str()),
                     levels,
                     range_tombstones: k.range_tombstones.iter().cloned().collect(),
+                    range_dels: Arc::new(FragmentedTombstones::build(&k.range_tombstones)),
                     options: k.options,
                 },
             );

@@ -255,6 +255,7 @@ mod tests {
                 name: Arc::from("default"),
                 levels,
                 range_tombstones: Vec::new(),
+                range_dels: Default::default(),
                 options: Default::default(),
             },
         );

@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use super::read::{check_key, keyspace_version, visible_tombstones, ReadOptions};
+use super::read::{check_key, keyspace_version, tombstone_sets, ReadOptions};
 use super::{Db, SuperVersion};
 use crate::batch::Keyspace;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
-use crate::manifest::RangeTombstone;
+use crate::range_del::TombstoneCursors;
 use crate::types::{make_internal_key, split_internal, unpack_trailer, SeqNo, ValueKind, MAX_SEQ};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -23,7 +23,8 @@ enum Direction {
 pub struct DbIterator {
     iter: MergingIterator,
     seq: SeqNo,
-    tombstones: Vec<RangeTombstone>,
+    /// Follow the keys the iterator visits, in either direction.
+    tombstones: TombstoneCursors,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     direction: Direction,
@@ -68,7 +69,7 @@ impl Db {
                 children.push(Box::new(LevelIterator::new(files.clone())));
             }
         }
-        let tombstones = visible_tombstones(&sv, kv, ks.id, seq);
+        let tombstones = TombstoneCursors::new(tombstone_sets(&sv, kv, ks.id));
         let mut lower = ro.lower_bound;
         let mut upper = ro.upper_bound;
         if let Some(p) = &ro.prefix {
@@ -192,12 +193,6 @@ impl DbIterator {
         self.find_prev();
     }
 
-    fn covered(&self, ukey: &[u8], seq: SeqNo) -> bool {
-        self.tombstones
-            .iter()
-            .any(|t| seq < t.seq && t.start.as_slice() <= ukey && ukey < t.end.as_slice())
-    }
-
     fn fail(&mut self, e: Error) {
         self.valid = false;
         self.err = Some(e);
@@ -222,7 +217,9 @@ impl DbIterator {
                 if self.upper.as_ref().is_some_and(|u| ukey >= u.as_slice()) {
                     break;
                 }
-                if kind == ValueKind::Put as u8 && !self.covered(ukey, seq) {
+                if kind == ValueKind::Put as u8
+                    && seq >= self.tombstones.max_covering_seq(ukey, self.seq)
+                {
                     self.key.clear();
                     self.key.extend_from_slice(ukey);
                     self.value.clear();
@@ -260,7 +257,9 @@ impl DbIterator {
                 if self.lower.as_ref().is_some_and(|l| ukey < l.as_slice()) {
                     break;
                 }
-                if kind == ValueKind::Put as u8 && !self.covered(ukey, seq) {
+                if kind == ValueKind::Put as u8
+                    && seq >= self.tombstones.max_covering_seq(ukey, self.seq)
+                {
                     self.key.clear();
                     self.key.extend_from_slice(ukey);
                     self.value.clear();

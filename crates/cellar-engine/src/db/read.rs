@@ -1,6 +1,7 @@
 //! Point reads. A lookup walks memtables newest first, then level 0 newest first, then one
 //! file per deeper level; the first entry it meets decides (a newer source always holds
-//! newer versions). Range tombstones are checked once, against the entry found.
+//! newer versions). Range tombstones are checked once, against the entry found: one binary
+//! search in each fragmented set (the version's and every memtable's, see `range_del`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -11,7 +12,7 @@ use parking_lot::Mutex;
 use super::{Db, DbInner, SuperVersion};
 use crate::batch::Keyspace;
 use crate::error::{Error, Result};
-use crate::manifest::RangeTombstone;
+use crate::range_del::{FragmentedTombstones, TombstoneCursors};
 use crate::sst::LookupResult;
 use crate::stats::Counters;
 use crate::types::{SeqNo, MAX_KEY_LEN};
@@ -115,32 +116,27 @@ pub(crate) fn keyspace_version<'a>(
         .ok_or_else(|| Error::KeyspaceNotFound(ks.name().to_string()))
 }
 
-/// Range tombstones of `ks` visible at `seq`, from memtables and the version.
-pub(crate) fn visible_tombstones(
-    sv: &SuperVersion,
-    kv: &KeyspaceVersion,
+/// Every fragmented range-tombstone set of `ks` a reader of `sv` must check: the version's
+/// and each memtable's (empty ones left out).
+pub(crate) fn tombstone_sets<'a>(
+    sv: &'a SuperVersion,
+    kv: &'a KeyspaceVersion,
     ks: u32,
-    seq: SeqNo,
-) -> Vec<RangeTombstone> {
-    let mut out: Vec<RangeTombstone> = kv
-        .range_tombstones
-        .iter()
-        .filter(|t| t.seq <= seq)
-        .cloned()
-        .collect();
-    for m in sv.memtables() {
-        if m.has_range_tombstones() {
-            out.extend(m.range_tombstones(ks).into_iter().filter(|t| t.seq <= seq));
-        }
-    }
-    out
+) -> impl Iterator<Item = Arc<FragmentedTombstones>> + 'a {
+    let version = Some(&kv.range_dels)
+        .filter(|s| !s.is_empty())
+        .map(Arc::clone);
+    let memtables = sv
+        .memtables()
+        .filter(|m| m.has_range_tombstones())
+        .flat_map(move |m| m.range_del_sets(ks));
+    version.into_iter().chain(memtables)
 }
 
-fn covering_seq(tombstones: &[RangeTombstone], key: &[u8]) -> SeqNo {
-    tombstones
-        .iter()
-        .filter(|t| t.start.as_slice() <= key && key < t.end.as_slice())
-        .map(|t| t.seq)
+/// The newest sequence ≤ `seq` of a range tombstone of `ks` covering `key`, or 0 if none.
+fn covering_seq(sv: &SuperVersion, kv: &KeyspaceVersion, ks: u32, key: &[u8], seq: SeqNo) -> SeqNo {
+    tombstone_sets(sv, kv, ks)
+        .map(|s| s.max_covering_seq(key, seq))
         .max()
         .unwrap_or(0)
 }
@@ -251,14 +247,7 @@ impl Db {
         let seq = inner.read_seq(ro);
         let kv = keyspace_version(&sv, ks)?;
         let found = lookup(&sv, kv, ks.id, key, seq)?;
-        let has_tombstones =
-            !kv.range_tombstones.is_empty() || sv.memtables().any(|m| m.has_range_tombstones());
-        let tseq = if has_tombstones {
-            covering_seq(&visible_tombstones(&sv, kv, ks.id, seq), key)
-        } else {
-            0
-        };
-        Ok(resolve(found, tseq))
+        Ok(resolve(found, covering_seq(&sv, kv, ks.id, key, seq)))
     }
 
     /// Looks up many keys at once. The keys are sorted and each file is visited once for all
@@ -283,13 +272,15 @@ impl Db {
         let mut sorted: Vec<&[u8]> = keys.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
-        let tombstones = visible_tombstones(&sv, kv, ks.id, seq);
+        let tombstones: Vec<Arc<FragmentedTombstones>> = tombstone_sets(&sv, kv, ks.id).collect();
         let run = |chunk: &[&[u8]]| -> Result<Vec<Option<Vec<u8>>>> {
             let found = lookup_sorted(&sv, kv, ks.id, chunk, seq)?;
+            // The chunk is sorted: the cursors move forward only.
+            let mut cursors = TombstoneCursors::new(tombstones.iter().cloned());
             Ok(chunk
                 .iter()
                 .zip(found)
-                .map(|(k, r)| resolve(r, covering_seq(&tombstones, k)))
+                .map(|(k, r)| resolve(r, cursors.max_covering_seq(k, seq)))
                 .collect())
         };
         let (hits0, misses0) = cache_counts(inner);
