@@ -26,6 +26,14 @@ impl fmt::Display for ExecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExecError::Parse(e) => write!(f, "syntax error: {e}"),
+            // The table layer's messages point at its API; these point at statements.
+            ExecError::Table(TableError::TableNotFound(t)) => {
+                write!(f, "table {t:?} does not exist (SHOW TABLES lists the tables)")
+            }
+            ExecError::Table(TableError::FamilyNotFound { table, family }) => write!(
+                f,
+                "table {table:?} has no column family {family:?} (DESCRIBE TABLE lists them)"
+            ),
             ExecError::Table(e) => write!(f, "{e}"),
             ExecError::Load(e) => write!(f, "load failed: {e}"),
             ExecError::Io(e) => write!(f, "{e}"),
