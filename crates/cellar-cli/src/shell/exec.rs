@@ -28,7 +28,10 @@ impl fmt::Display for ExecError {
             ExecError::Parse(e) => write!(f, "syntax error: {e}"),
             // The table layer's messages point at its API; these point at statements.
             ExecError::Table(TableError::TableNotFound(t)) => {
-                write!(f, "table {t:?} does not exist (SHOW TABLES lists the tables)")
+                write!(
+                    f,
+                    "table {t:?} does not exist (SHOW TABLES lists the tables)"
+                )
             }
             ExecError::Table(TableError::FamilyNotFound { table, family }) => write!(
                 f,
