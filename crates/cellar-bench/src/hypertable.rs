@@ -54,6 +54,10 @@ pub struct HypertableArgs {
     /// Keep the database (DIR/db) after the run, for inspection or profiling
     #[arg(long)]
     pub keep_db: bool,
+    /// Also scan again after compacting the table fully (the loads leave one sorted run per
+    /// load; this shows what merging them buys)
+    #[arg(long)]
+    pub compacted_scan: bool,
 }
 
 struct Measure {
@@ -195,6 +199,31 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
         secs: started.elapsed().as_secs_f64(),
         note: format!("{loaded} cells loaded"),
     });
+    if args.compacted_scan {
+        eprintln!("hypertable: compacting, then scanning again");
+        let started = Instant::now();
+        for f in FAMILIES {
+            let ks = store
+                .db()
+                .keyspace(&cellar_table::schema::family_keyspace_name(TABLE, f))
+                .map_err(tbl)?;
+            store.db().compact_range(&ks, None, None).map_err(tbl)?;
+        }
+        let compact_secs = started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        let mut n = 0u64;
+        let mut scanner = table.scan(ScanSpec::default()).map_err(tbl)?;
+        while let Some(cell) = scanner.next_ref() {
+            cell.map_err(tbl)?;
+            n += 1;
+        }
+        results.push(Measure {
+            variant: "scan (library) after full compaction",
+            cells: n,
+            secs: started.elapsed().as_secs_f64(),
+            note: format!("compaction took {compact_secs:.1} s"),
+        });
+    }
     // Random row lookups: rows of every 97th line of a.tsv, in random order.
     let sample = read_lines(&pieces[0], lines / 5)?;
     let mut rows: Vec<&[u8]> = sample

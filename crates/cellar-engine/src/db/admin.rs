@@ -224,6 +224,44 @@ impl Db {
         Ok(())
     }
 
+    /// Up to `parts - 1` user keys, ascending, that cut the keyspace's stored data into
+    /// about `parts` pieces of similar size: for scanning pieces in parallel. Taken from the
+    /// files' resident indexes (no I/O); memtable contents are not weighed. Keys may be
+    /// shortened separators rather than stored keys.
+    pub fn split_keys(&self, ks: &Keyspace, parts: usize) -> Result<Vec<Vec<u8>>> {
+        let sv = self.inner.super_version();
+        let kv = sv
+            .version
+            .keyspaces
+            .get(&ks.id)
+            .ok_or_else(|| Error::KeyspaceNotFound(ks.name.to_string()))?;
+        if parts < 2 {
+            return Ok(Vec::new());
+        }
+        // Every data block is one sample, weighed by its size.
+        let mut samples: Vec<(Vec<u8>, u64)> = Vec::new();
+        for f in kv.levels.iter().flatten() {
+            let index = f.reader.index();
+            for i in 0..index.len() {
+                let e = index.entry(i)?;
+                samples.push((e.user_key, e.handle.size));
+            }
+        }
+        samples.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let total: u64 = samples.iter().map(|s| s.1).sum();
+        let step = total / parts as u64;
+        let mut out: Vec<Vec<u8>> = Vec::with_capacity(parts);
+        let mut acc = 0u64;
+        for (key, size) in samples {
+            acc += size;
+            let due = step > 0 && acc >= step * (out.len() as u64 + 1) && out.len() + 1 < parts;
+            if due && out.last().is_none_or(|l| *l < key) {
+                out.push(key);
+            }
+        }
+        Ok(out)
+    }
+
     pub fn stats(&self) -> Stats {
         let inner = &self.inner;
         let mut s = Stats::default();
