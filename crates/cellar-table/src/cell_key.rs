@@ -160,6 +160,28 @@ fn range_end_of(terminated: &[u8]) -> Vec<u8> {
     end
 }
 
+/// The row bytes a possibly cut key starts with (for split points taken from index
+/// separators, which may end anywhere): unescaped up to the row's terminator or the end.
+/// Any byte string is a valid row boundary, so a cut row still splits correctly.
+pub fn row_prefix_of(key: &[u8]) -> Vec<u8> {
+    let mut row = Vec::with_capacity(key.len());
+    let mut i = 0;
+    while i < key.len() {
+        match (key[i], key.get(i + 1)) {
+            (0x00, Some(0xFF)) => {
+                row.push(0);
+                i += 2;
+            }
+            (0x00, _) => break,
+            (b, _) => {
+                row.push(b);
+                i += 1;
+            }
+        }
+    }
+    row
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,26 +212,4 @@ mod tests {
             Ok((b"row".to_vec(), b"q\x00".to_vec(), 7))
         );
     }
-}
-
-/// The row bytes a possibly cut key starts with (for split points taken from index
-/// separators, which may end anywhere): unescaped up to the row's terminator or the end.
-/// Any byte string is a valid row boundary, so a cut row still splits correctly.
-pub fn row_prefix_of(key: &[u8]) -> Vec<u8> {
-    let mut row = Vec::with_capacity(key.len());
-    let mut i = 0;
-    while i < key.len() {
-        match (key[i], key.get(i + 1)) {
-            (0x00, Some(0xFF)) => {
-                row.push(0);
-                i += 2;
-            }
-            (0x00, _) => break,
-            (b, _) => {
-                row.push(b);
-                i += 1;
-            }
-        }
-    }
-    row
 }
