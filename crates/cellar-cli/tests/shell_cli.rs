@@ -331,6 +331,34 @@ fn load_with_a_bad_line_names_it_and_leaves_the_table_unchanged() {
 }
 
 #[test]
+fn load_data_infile_with_a_bad_line_fails_the_statement_and_loads_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("bad.tsv");
+    std::fs::write(&file, "AnonID\tQuery\n1\tq1\n2\tq2\textra\n3\tq3\n").expect("write");
+    let script = format!(
+        "CREATE TABLE t (Query);\n\
+         LOAD DATA INFILE ROW_KEY_COLUMN=AnonID '{}' INTO TABLE t;\n\
+         SELECT * FROM t;\n",
+        file.display()
+    );
+    let o = shell_with_stdin(
+        tmp.path(),
+        &["--batch", "--continue", "--no-progress"],
+        &script,
+    );
+    assert_exit(&o, 1);
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!(
+            "error (line 2): load failed: {}:3: ",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
 fn help_mentions_the_key_flags() {
     let o = cellar().args(["shell", "--help"]).output().expect("run");
     assert_exit(&o, 0);
