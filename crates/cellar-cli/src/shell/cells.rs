@@ -20,6 +20,120 @@ use super::exec::{format_cell, ExecError, Session};
 /// SELECT output is written in pieces of about this size.
 const OUTPUT_CHUNK_BYTES: usize = 60 << 10;
 
+/// A whole-table SELECT is cut into this many row ranges, formatted in parallel and written
+/// in order (formatting costs as much as reading: one core cannot keep up with the scan).
+const SELECT_PIECES: usize = 256;
+
+/// Formats the cells `scanner` returns into `buf`, handing full chunks to `emit`.
+/// `count_here`: versions per column to keep (counted here); `remaining`: cells to print.
+fn render(
+    scanner: &mut cellar_table::Scanner,
+    display_timestamps: bool,
+    count_here: Option<u32>,
+    remaining: &mut usize,
+    buf: &mut Vec<u8>,
+    emit: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+) -> Result<(), ExecError> {
+    // The column of the previous cell and how many of its versions were printed.
+    let mut column: Option<(Vec<u8>, std::sync::Arc<str>, Vec<u8>)> = None;
+    let mut versions = 0u32;
+    let mut line = String::with_capacity(256);
+    while *remaining > 0 {
+        let Some(cell) = scanner.next_ref() else {
+            break;
+        };
+        let cell = cell?;
+        if let Some(max) = count_here {
+            let same = column.as_ref().is_some_and(|(r, f, q)| {
+                r.as_slice() == cell.row && **f == **cell.family && q.as_slice() == cell.qualifier
+            });
+            if !same {
+                column = Some((
+                    cell.row.to_vec(),
+                    cell.family.clone(),
+                    cell.qualifier.to_vec(),
+                ));
+                versions = 0;
+            }
+            if versions >= max {
+                continue;
+            }
+            versions += 1;
+        }
+        *remaining -= 1;
+        line.clear();
+        if display_timestamps {
+            line.push_str(&cellar_hql::format_timestamp(cell.timestamp));
+            line.push('\t');
+        }
+        format_cell(&mut line, cell.row, cell.family, cell.qualifier, cell.value);
+        buf.extend_from_slice(line.as_bytes());
+        if buf.len() >= OUTPUT_CHUNK_BYTES {
+            emit(buf)?;
+            buf.clear();
+        }
+    }
+    Ok(())
+}
+
+/// A SELECT of the whole table: row ranges scanned and formatted in parallel at one
+/// snapshot, written in row order.
+fn select_in_pieces(
+    table: &Table,
+    mut spec: ScanSpec,
+    snapshot: cellar_engine::Snapshot,
+    display_timestamps: bool,
+    out: &mut dyn Write,
+) -> Result<(), ExecError> {
+    use rayon::prelude::*;
+    spec.snapshot = Some(snapshot);
+    let splits = table.split_rows(SELECT_PIECES)?;
+    let mut pieces = Vec::with_capacity(splits.len() + 1);
+    let mut start = Bound::Unbounded;
+    for s in splits {
+        pieces.push((start, Bound::Excluded(s.clone())));
+        start = Bound::Included(s);
+    }
+    pieces.push((start, Bound::Unbounded));
+    // A window of pieces at a time bounds the formatted text held in memory.
+    let window = (rayon::current_num_threads() * 4).max(2);
+    for group in pieces.chunks(window) {
+        let texts: Vec<Result<Vec<u8>, ExecError>> = group
+            .par_iter()
+            .map(|(start, end)| {
+                let piece = ScanSpec {
+                    rows: RowSelection::Range {
+                        start: start.clone(),
+                        end: end.clone(),
+                    },
+                    ..spec.clone()
+                };
+                let mut text = Vec::new();
+                let mut buf = Vec::with_capacity(OUTPUT_CHUNK_BYTES + 4096);
+                let mut scanner = table.scan(piece)?;
+                let mut unlimited = usize::MAX;
+                render(
+                    &mut scanner,
+                    display_timestamps,
+                    None,
+                    &mut unlimited,
+                    &mut buf,
+                    &mut |chunk: &[u8]| {
+                        text.extend_from_slice(chunk);
+                        Ok(())
+                    },
+                )?;
+                text.extend_from_slice(&buf);
+                Ok(text)
+            })
+            .collect();
+        for t in texts {
+            out.write_all(&t?)?;
+        }
+    }
+    Ok(())
+}
+
 impl Session<'_> {
     pub(super) fn insert(&self, ins: &Insert) -> Result<(), ExecError> {
         let table = self.store.table(&ins.table)?;
@@ -59,52 +173,24 @@ impl Session<'_> {
             snapshot: None,
         };
         let mut remaining = limit.unwrap_or(usize::MAX);
-        // The column of the previous cell and how many of its versions were printed.
-        let mut column: Option<(Vec<u8>, std::sync::Arc<str>, Vec<u8>)> = None;
-        let mut versions = 0u32;
-        let mut line = String::with_capacity(256);
-        let mut buf = Vec::with_capacity(OUTPUT_CHUNK_BYTES + 4096);
-        for cell in table.scan(spec)? {
-            if remaining == 0 {
-                break;
-            }
-            let cell = cell?;
-            if let Some(max) = count_here {
-                let same = column.as_ref().is_some_and(|(r, f, q)| {
-                    *r == cell.row && **f == *cell.family && *q == cell.qualifier
-                });
-                if !same {
-                    column = Some((
-                        cell.row.clone(),
-                        cell.family.clone(),
-                        cell.qualifier.clone(),
-                    ));
-                    versions = 0;
-                }
-                if versions >= max {
-                    continue;
-                }
-                versions += 1;
-            }
-            remaining -= 1;
-            line.clear();
-            if sel.display_timestamps {
-                line.push_str(&cellar_hql::format_timestamp(cell.timestamp));
-                line.push('\t');
-            }
-            format_cell(
-                &mut line,
-                &cell.row,
-                &cell.family,
-                &cell.qualifier,
-                &cell.value,
-            );
-            buf.extend_from_slice(line.as_bytes());
-            if buf.len() >= OUTPUT_CHUNK_BYTES {
-                out.write_all(&buf)?;
-                buf.clear();
-            }
+        let whole_table = matches!(spec.rows, RowSelection::All)
+            && limit.is_none()
+            && count_here.is_none()
+            && !spec.reverse;
+        if whole_table {
+            let snapshot = self.store.db().snapshot();
+            return select_in_pieces(&table, spec, snapshot, sel.display_timestamps, out);
         }
+        let mut buf = Vec::with_capacity(OUTPUT_CHUNK_BYTES + 4096);
+        let mut scanner = table.scan(spec)?;
+        render(
+            &mut scanner,
+            sel.display_timestamps,
+            count_here,
+            &mut remaining,
+            &mut buf,
+            &mut |chunk: &[u8]| out.write_all(chunk),
+        )?;
         out.write_all(&buf)?;
         Ok(())
     }
