@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use cellar_load::LoadSpec;
 
 use crate::error::{CliError, Outcome};
-use cellar_cli::shell::progress::LoadProgress;
 use crate::shell_cmd::open_store;
+use cellar_cli::shell::progress::LoadProgress;
 
 #[derive(Debug, clap::Args)]
 pub struct LoadArgs {
