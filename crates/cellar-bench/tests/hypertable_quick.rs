@@ -35,7 +35,9 @@ fn hypertable_quick_reports_every_variant() {
     assert!(records.len() >= 5, "{text}");
     for r in &records {
         assert_eq!(r["workload"], "hypertable");
-        assert!(r["ops_per_sec"].as_f64().expect("ops_per_sec") > 0.0, "{r}");
+        let rate = r["ops_per_sec"].as_f64().expect("ops_per_sec");
+        // Time-only measurements (the compaction settle) have no cells and no rate.
+        assert!(rate > 0.0 || r["cells"] == 0, "{r}");
     }
     // Every inserted cell is scanned back (the families keep every version).
     let cells = |v: &str| {

@@ -3,7 +3,13 @@
 //!
 //! Scores: level 0 by file count over `l0_compaction_trigger` (each L0 file overlaps the
 //! others, so their number is what costs reads); level n ≥ 1 by bytes over its target, which
-//! grows by `level_size_ratio` per level from `level1_size_bytes`. The highest score ≥ 1 wins.
+//! grows by `level_size_ratio` per level from `level1_size_bytes`, but is never more than
+//! 1/`level_size_ratio` of the next non-empty level below (and never below
+//! `level1_size_bytes / level_size_ratio²`, so that tiny levels do not churn). That second bound keeps sorted runs of similar
+//! size from staying apart: bulk loads stack one run per level above the data they overlap,
+//! and with static targets alone none of them would ever be over its target, so every read
+//! would merge them all. The highest score ≥ 1 wins; ties go to the deeper level, so stacked
+//! runs merge from the bottom up (each byte rewritten about once).
 //! From a sorted level the file with the least overlap in the next level (per byte of its
 //! own) is chosen: it rewrites the fewest bytes for the bytes it pushes down.
 
@@ -67,10 +73,18 @@ pub fn level_target_bytes(level: usize, o: &Options) -> u64 {
 
 fn score(k: &KeyspaceVersion, level: usize, o: &Options) -> f64 {
     if level == 0 {
-        k.levels[0].len() as f64 / o.l0_compaction_trigger.max(1) as f64
-    } else {
-        k.level_bytes(level) as f64 / level_target_bytes(level, o).max(1) as f64
+        return k.levels[0].len() as f64 / o.l0_compaction_trigger.max(1) as f64;
     }
+    let mut target = level_target_bytes(level, o);
+    let ratio = o.level_size_ratio.max(1);
+    if let Some(below) = (level + 1..k.levels.len())
+        .map(|l| k.level_bytes(l))
+        .find(|b| *b > 0)
+    {
+        let floor = o.level1_size_bytes / ratio / ratio;
+        target = target.min(below / ratio).max(floor);
+    }
+    k.level_bytes(level) as f64 / target.max(1) as f64
 }
 
 /// The most urgent compaction in any keyspace, if any level is over its target.
@@ -80,7 +94,7 @@ pub fn pick(v: &Version, o: &Options) -> Option<CompactionSpec> {
         // The last level has no target: it is where data rests.
         for level in 0..k.levels.len().saturating_sub(1) {
             let s = score(k, level, o);
-            if s >= 1.0 && best.is_none_or(|(b, _, _)| s > b) {
+            if s >= 1.0 && best.is_none_or(|(b, _, _)| s >= b) {
                 best = Some((s, *id, level));
             }
         }
@@ -274,6 +288,38 @@ mod tests {
 
     fn numbers(files: &[Arc<FileHandle>]) -> Vec<u64> {
         files.iter().map(|f| f.meta.number).collect()
+    }
+
+    #[test]
+    fn picker_merges_stacked_runs_from_the_bottom_up() {
+        // Four overlapping runs of similar size on levels 1..=3 and the bottom, as bulk loads
+        // leave them: no level is over its static target, yet they must merge.
+        let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+        let o = Options {
+            level1_size_bytes: 10_000,
+            level_size_ratio: 10,
+            num_levels: 5,
+            ..opts()
+        };
+        let v = version(vec![
+            vec![],
+            vec![file(&vfs, 1, "a", "z", 400)],
+            vec![file(&vfs, 2, "a", "z", 400)],
+            vec![file(&vfs, 3, "a", "z", 400)],
+            vec![file(&vfs, 4, "a", "z", 400)],
+        ]);
+        let spec = pick(&v, &o).expect("stacked runs compact");
+        assert_eq!((spec.level, spec.output_level), (3, 4));
+        assert_eq!(numbers(&spec.next_inputs), vec![4]);
+        // A level small next to the one below it (under a tenth) is left alone.
+        let v = version(vec![
+            vec![],
+            vec![file(&vfs, 5, "a", "z", 190)],
+            vec![],
+            vec![],
+            vec![file(&vfs, 6, "a", "z", 2000)],
+        ]);
+        assert!(pick(&v, &o).is_none());
     }
 
     #[test]
