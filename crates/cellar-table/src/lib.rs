@@ -27,6 +27,7 @@
 pub mod catalog;
 pub mod cell_key;
 pub mod error;
+mod gc;
 mod load;
 pub mod scan;
 pub mod schema;

@@ -71,6 +71,11 @@ impl CellStore {
                 db.drop_keyspace(&ks)?;
             }
         }
+        for entry in tables.values() {
+            if let CatalogEntry::Valid(schema) = entry {
+                crate::gc::register(&db, schema);
+            }
+        }
         Ok(CellStore {
             inner: Arc::new(StoreInner {
                 db,
@@ -136,6 +141,7 @@ impl CellStore {
         // If this fails the entry may still have reached the log: the keyspaces stay, and
         // are either the table's after reopen or orphans that the open drops.
         catalog::store(db, &self.inner.catalog_ks, &schema)?;
+        crate::gc::register(db, &schema);
         let name = schema.name.clone();
         self.inner
             .tables
@@ -195,6 +201,7 @@ impl CellStore {
         drop_keyspace_if_exists(db, &ks)?;
         db.create_keyspace_with(&ks, keyspace_options)?;
         catalog::store(db, &self.inner.catalog_ks, &schema)?;
+        crate::gc::register(db, &schema);
         self.inner
             .tables
             .write()

@@ -22,6 +22,24 @@ pub struct OutputSpec<'a> {
     pub alloc_file_number: &'a dyn Fn() -> u64,
 }
 
+/// A layer above the engine deciding, during compactions, which entries its own rules hide
+/// for good (the table layer: versions beyond a family's MAX_VERSIONS, cells past their TTL),
+/// so that their space is reclaimed. Registered per keyspace with
+/// `Db::set_compaction_filter`; not persisted.
+pub trait CompactionFilter: Send + Sync {
+    /// A decider for one compaction; it sees that compaction's entries in key order.
+    fn start(&self) -> Box<dyn CompactionFilterRun>;
+}
+
+pub trait CompactionFilterRun {
+    /// Called with the newest version of every user key that is a put (in key order).
+    /// `droppable`: no live snapshot sees this version and nothing older of the key lies
+    /// below the compaction's output, so dropping it is safe (a snapshot keeps its view,
+    /// and no older version resurfaces). Returns `true` to drop it; a
+    /// decider that counts versions must count non-droppable ones too.
+    fn decide(&mut self, user_key: &[u8], value: &[u8], droppable: bool) -> bool;
+}
+
 /// What may be dropped.
 pub struct RunFilter {
     /// No reader can ask for a sequence number below this one.
@@ -30,6 +48,10 @@ pub struct RunFilter {
     pub bottommost: bool,
     /// Range tombstones visible to every reader (seq ≤ `oldest_snapshot`).
     pub range_tombstones: Vec<RangeTombstone>,
+    /// The keyspace's compaction filter, if one is registered (compactions only).
+    pub user: Option<std::cell::RefCell<Box<dyn CompactionFilterRun>>>,
+    /// The newest live snapshot (0 if none): what it sees is never given up to `user`.
+    pub newest_snapshot: SeqNo,
 }
 
 impl RunFilter {
@@ -94,7 +116,13 @@ fn write_inner(
         let shadowed = last_seq_for_key <= filter.oldest_snapshot;
         let dead_tombstone =
             kind == ValueKind::Delete as u8 && seq <= filter.oldest_snapshot && filter.bottommost;
-        let drop = shadowed || dead_tombstone || filter.covered(ukey, seq);
+        let mut drop = shadowed || dead_tombstone || filter.covered(ukey, seq);
+        if !drop && new_key && kind == ValueKind::Put as u8 {
+            if let Some(user) = &filter.user {
+                let droppable = seq > filter.newest_snapshot && filter.bottommost;
+                drop = user.borrow_mut().decide(ukey, iter.value(), droppable) && droppable;
+            }
+        }
         last_seq_for_key = seq;
         if !drop {
             if new_key

@@ -4,5 +4,7 @@
 mod executor;
 mod picker;
 
-pub use executor::{write_sorted_run, OutputSpec, RunFilter};
+pub use executor::{
+    write_sorted_run, CompactionFilter, CompactionFilterRun, OutputSpec, RunFilter,
+};
 pub use picker::{level_target_bytes, pick, pick_bottom_rewrite, pick_range, CompactionSpec};

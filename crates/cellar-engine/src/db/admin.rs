@@ -262,6 +262,21 @@ impl Db {
         Ok(out)
     }
 
+    /// Registers (or with `None` removes) the compaction filter of `ks`: from the next
+    /// compaction on, it decides which of the keyspace's entries are dropped for good (see
+    /// `compaction::CompactionFilter`). Not persisted: register it again after each open.
+    pub fn set_compaction_filter(
+        &self,
+        ks: &Keyspace,
+        filter: Option<Arc<dyn crate::compaction::CompactionFilter>>,
+    ) {
+        let mut f = self.inner.compaction_filters.write();
+        match filter {
+            Some(x) => f.insert(ks.id, x),
+            None => f.remove(&ks.id),
+        };
+    }
+
     pub fn stats(&self) -> Stats {
         let inner = &self.inner;
         let mut s = Stats::default();

@@ -91,6 +91,8 @@ pub(crate) fn flush_to_files(
         oldest_snapshot,
         bottommost: false,
         range_tombstones: Vec::new(),
+        user: None,
+        newest_snapshot: 0,
     };
     for ks in mem.keyspaces() {
         let Some((_, ks_opts)) = live.iter().find(|(id, _)| *id == ks) else {
@@ -311,6 +313,18 @@ fn run_compaction_inner(inner: &DbInner, spec: &CompactionSpec) -> Result<()> {
                 .filter(|t| t.seq <= oldest_snapshot)
                 .cloned()
                 .collect(),
+            user: inner
+                .compaction_filters
+                .read()
+                .get(&ks)
+                .map(|f| std::cell::RefCell::new(f.start())),
+            newest_snapshot: inner
+                .snapshots
+                .lock()
+                .keys()
+                .next_back()
+                .copied()
+                .unwrap_or(0),
         };
         let children: Vec<Box<dyn InternalIterator>> = spec
             .all_inputs()

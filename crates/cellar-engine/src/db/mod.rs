@@ -97,6 +97,8 @@ pub(crate) struct DbInner {
     /// Block-cache miss share of the last `multi_get` (per mille): decides the next one's
     /// parallelism. Starts high so that a cold database goes parallel at once.
     pub multi_get_miss_permille: AtomicU64,
+    /// Per keyspace: the layer above's compaction filter (`Db::set_compaction_filter`).
+    pub compaction_filters: RwLock<HashMap<u32, Arc<dyn crate::compaction::CompactionFilter>>>,
     poisoned: AtomicBool,
     poison_reason: Mutex<Option<String>>,
     pub _lock: Box<dyn FileLock>,
