@@ -663,7 +663,7 @@ fn insert_buffered(name: &str, dir: &Path, spec: &Spec) -> Result<PeerLine> {
     let engine = open(name, dir, spec)?;
     with_engine(engine, |e| {
         let mut lat = Latency::default();
-        let mut keys = vec![Vec::with_capacity(spec.key_size); INSERT_BATCH];
+        let mut keys = vec![vec![0u8; spec.key_size]; INSERT_BATCH];
         let mut values = vec![vec![0u8; spec.value_size]; INSERT_BATCH];
         let start = Instant::now();
         let mut next = 0u64;

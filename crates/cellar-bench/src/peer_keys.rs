@@ -56,12 +56,12 @@ pub fn value(index: u64, out: &mut [u8]) {
     let raw = out.len() - out.len() / 2;
     let mut g = SplitMix64::new(index ^ VALUE_SALT);
     let mut word = 0u64;
-    for j in 0..raw {
+    for (j, byte) in out[..raw].iter_mut().enumerate() {
         if j % 8 == 0 {
             word = g.next_u64();
         }
         let b = (word >> (8 * (j % 8))) & 0xFF;
-        out[j] = 32 + (b % 95) as u8;
+        *byte = 32 + (b % 95) as u8;
     }
     for j in raw..out.len() {
         out[j] = out[j - raw];
