@@ -108,7 +108,7 @@ pub fn default_java_dir() -> PathBuf {
     }
     let from_source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/java");
     if from_source.join("pom.xml").is_file() {
-        return from_source;
+        return std::fs::canonicalize(&from_source).unwrap_or(from_source);
     }
     PathBuf::from("bench/java")
 }

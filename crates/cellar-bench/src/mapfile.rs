@@ -8,7 +8,7 @@
 //! into a fresh store. Rust engines run as `cellar-bench mapfile --child NAME ...`; the Java
 //! peers (java.rs) as `java ... <Main> --records N --lookup-fraction F --iterations K
 //! --buckets 1,B1,B2 --durable-inserts M --dir D --seed S --key-size K --value-size V
-//! [--drop-caches]`. Both print one JSON object per measurement per line on stdout
+//! [--drop-caches] [--keep-data]`. Both print one JSON object per measurement per line on stdout
 //! ([`PeerLine`]); anything else a child prints goes to stderr.
 
 use std::io::{BufRead, BufReader, Write};
@@ -206,6 +206,9 @@ impl Spec {
         ];
         if self.drop_caches {
             v.push("--drop-caches".into());
+        }
+        if self.keep_data {
+            v.push("--keep-data".into());
         }
         v
     }
@@ -434,20 +437,11 @@ fn run_child(
                 std::env::current_exe().map_err(|e| BenchError::io("current executable", e))?;
             let mut c = Command::new(exe);
             c.args(["mapfile", "--child", engine]);
-            if spec.keep_data {
-                c.arg("--keep-data");
-            }
             c
         }
-        Runner::Java(peer) => {
-            let mut c = peer
-                .command(java_dir, a.java_heap_mb)
-                .map_err(|why| child_err(name, why))?;
-            if spec.keep_data {
-                c.arg("-Dcellar.keep=true");
-            }
-            c
-        }
+        Runner::Java(peer) => peer
+            .command(java_dir, a.java_heap_mb)
+            .map_err(|why| child_err(name, why))?,
     };
     cmd.args(spec.child_args())
         .stdin(Stdio::null())

@@ -8,7 +8,8 @@ import java.util.List;
  *
  * <pre>
  * --records N --lookup-fraction F --iterations K --buckets 1,1000,10 --durable-inserts M
- * --dir D --seed S [--key-size 16] [--value-size 100] [--drop-caches] | --self-test
+ * --dir D --seed S [--key-size 16] [--value-size 100] [--drop-caches] [--keep-data]
+ * | --self-test
  * </pre>
  *
  * Bucket 1 means single lookups; larger buckets are batched lookups of that many keys.
@@ -24,6 +25,8 @@ public final class BenchArgs {
     public int keySize = 16;
     public int valueSize = 100;
     public boolean dropCaches;
+    /** Leave the engine's data under --dir after the run. */
+    public boolean keepData;
     public boolean selfTest;
 
     public static BenchArgs parse(String[] argv) {
@@ -33,6 +36,7 @@ public final class BenchArgs {
             switch (flag) {
                 case "--self-test" -> a.selfTest = true;
                 case "--drop-caches" -> a.dropCaches = true;
+                case "--keep-data" -> a.keepData = true;
                 default -> {
                     if (i + 1 >= argv.length) {
                         throw new IllegalArgumentException(flag + " needs a value");

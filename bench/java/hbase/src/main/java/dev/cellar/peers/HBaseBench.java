@@ -79,7 +79,7 @@ public final class HBaseBench {
         } finally {
             System.err.println("[hbase] shutting the mini-cluster down");
             util.shutdownMiniCluster();
-            if (!Boolean.getBoolean("cellar.keep")) {
+            if (!a.keepData) {
                 util.cleanupTestDir();
             }
         }

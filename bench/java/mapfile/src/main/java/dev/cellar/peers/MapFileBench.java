@@ -51,7 +51,7 @@ public final class MapFileBench {
         lookups(a, conf, path, out);
         Result.skipped(ENGINE, "insert durable", a.records,
                 "MapFile has no per-write durability (MapFile.Writer exposes no sync)").emit(out);
-        if (!Boolean.getBoolean("cellar.keep")) {
+        if (!a.keepData) {
             fs.delete(path, true);
         }
     }
