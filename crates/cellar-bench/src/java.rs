@@ -4,7 +4,7 @@
 //! `mvn package` in bench/java leaves, per peer module, `target/cellar-peer-<name>.jar` and
 //! `target/classpath.txt` (its runtime dependencies, ':'-separated). A peer runs as
 //! `java <JVM_FLAGS> -Xmx<heap>m -cp <jar>:<classpath> dev.cellar.peers.<Main> <args>` and
-//! speaks the protocol of mapfile.rs: one JSON object per line on stdout, progress on
+//! speaks the protocol of mapfile/mod.rs: one JSON object per line on stdout, progress on
 //! stderr.
 
 use std::path::{Path, PathBuf};

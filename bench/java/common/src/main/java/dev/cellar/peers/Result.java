@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * One measurement, printed as one JSON object on one line of stdout (the protocol with
- * cellar-bench: crates/cellar-bench/src/mapfile.rs, `PeerLine`). Fields: engine, workload
+ * cellar-bench: crates/cellar-bench/src/mapfile/report.rs, `PeerLine`). Fields: engine, workload
  * ("mapfile"), variant ("insert buffered", "insert durable", "lookup single",
  * "lookup bucket=N"), records, ops, seconds, ops_per_sec, p50_us, p99_us, latency_unit,
  * found, iterations_ops_per_sec, cache_mode, settle_seconds, notes; or, for a variant the

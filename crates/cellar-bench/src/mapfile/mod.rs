@@ -10,24 +10,29 @@
 //! --buckets 1,B1,B2 --durable-inserts M --dir D --seed S --key-size K --value-size V
 //! [--drop-caches] [--keep-data]`. Both print one JSON object per measurement per line on stdout
 //! ([`PeerLine`]); anything else a child prints goes to stderr.
+//!
+//! Layout: this file (the command line, the resolved [`Spec`], the parent that runs every
+//! engine's child), `report.rs` (the protocol line [`PeerLine`], JSON lines and the table),
+//! `child.rs` (a Rust engine's side of the protocol).
 
-use std::io::{BufRead, BufReader, Write};
+mod child;
+mod report;
+
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Args;
-use serde::{Deserialize, Serialize};
 
-use crate::config::auto_cache_bytes;
-use crate::engine::{self, Engine, OpenConfig};
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::java::{self, JavaPeer};
 use crate::keygen::KeyGen;
-use crate::measure::Latency;
 use crate::peer_keys;
 use crate::procfs;
+
+pub use report::PeerLine;
 
 pub const WORKLOAD: &str = "mapfile";
 /// Every engine that may run, in table order; each is skipped (and said so) when it is not
@@ -36,10 +41,6 @@ pub const DEFAULT_ENGINES: &str = "cellar,rocksdb,lmdb,mapfile,hbase";
 pub const DEFAULT_RECORDS: u64 = 10_000_000;
 pub const QUICK_RECORDS: u64 = 100_000;
 pub const QUICK_DURABLE_INSERTS: u64 = 1_000;
-/// Entries per put_batch call in the Rust engines' buffered insert.
-const INSERT_BATCH: usize = 1000;
-const MEMTABLE_BYTES: u64 = 64 << 20;
-const SETTLE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Clone, Args)]
 pub struct MapfileArgs {
@@ -214,77 +215,6 @@ impl Spec {
     }
 }
 
-/// One measurement of one engine: a line of the protocol, and of `--json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PeerLine {
-    pub engine: String,
-    pub workload: String,
-    /// "insert buffered", "insert durable", "lookup single", "lookup bucket=N".
-    pub variant: String,
-    pub records: u64,
-    #[serde(default)]
-    pub ops: u64,
-    #[serde(default)]
-    pub seconds: f64,
-    #[serde(default)]
-    pub ops_per_sec: f64,
-    #[serde(default)]
-    pub p50_us: f64,
-    #[serde(default)]
-    pub p99_us: f64,
-    /// What one latency sample covers: "op", "batch" (a bucket, or a put_batch).
-    #[serde(default)]
-    pub latency_unit: String,
-    #[serde(default)]
-    pub found: Option<u64>,
-    /// Lookups: the rate of each iteration.
-    #[serde(default)]
-    pub iterations_ops_per_sec: Option<Vec<f64>>,
-    #[serde(default)]
-    pub cache_mode: Option<String>,
-    /// Inserts: the untimed flush (and compaction wait) after the timed run.
-    #[serde(default)]
-    pub settle_seconds: Option<f64>,
-    #[serde(default)]
-    pub notes: Vec<String>,
-    /// Set when the engine cannot run this variant: why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
-}
-
-impl PeerLine {
-    fn new(engine: &str, variant: impl Into<String>, spec: &Spec) -> PeerLine {
-        PeerLine {
-            engine: engine.to_string(),
-            workload: WORKLOAD.to_string(),
-            variant: variant.into(),
-            records: spec.records,
-            ops: 0,
-            seconds: 0.0,
-            ops_per_sec: 0.0,
-            p50_us: 0.0,
-            p99_us: 0.0,
-            latency_unit: "op".into(),
-            found: None,
-            iterations_ops_per_sec: None,
-            cache_mode: None,
-            settle_seconds: None,
-            notes: Vec::new(),
-            skipped: None,
-        }
-    }
-
-    fn finish(&mut self, latency: &Latency) {
-        self.ops_per_sec = if self.seconds > 0.0 {
-            self.ops as f64 / self.seconds
-        } else {
-            0.0
-        };
-        self.p50_us = latency.quantile_us(0.50);
-        self.p99_us = latency.quantile_us(0.99);
-    }
-}
-
 /// How an engine of the run is reached.
 #[derive(Debug, Clone)]
 enum Runner {
@@ -353,7 +283,7 @@ fn can_drop_caches() -> std::result::Result<(), String> {
 pub fn run(a: &MapfileArgs) -> Result<()> {
     if let Some(name) = &a.child {
         let spec = Spec::resolve(a)?;
-        return child_main(name, &spec);
+        return child::run(name, &spec);
     }
     let mut spec = Spec::resolve(a)?;
     let java_dir = a.java_dir.clone().unwrap_or_else(java::default_java_dir);
@@ -401,10 +331,10 @@ pub fn run(a: &MapfileArgs) -> Result<()> {
         }
     }
     if let Some(path) = &a.json {
-        write_json_lines(path, &lines)?;
+        report::write_json_lines(path, &lines)?;
     }
     let order: Vec<String> = runners.iter().map(|r| r.name().to_string()).collect();
-    let table = markdown(&lines, &order, &spec, &cache_note, &skipped);
+    let table = report::markdown(&lines, &order, &spec, &cache_note, &skipped);
     print!("{table}");
     if let Some(path) = &a.markdown {
         std::fs::write(path, &table).map_err(|e| BenchError::io(path, e))?;
@@ -479,323 +409,9 @@ fn run_child(
     }
 }
 
-fn write_json_lines(path: &Path, lines: &[PeerLine]) -> Result<()> {
-    let mut out = Vec::new();
-    for l in lines {
-        serde_json::to_writer(&mut out, l)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
-    }
-    std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
-}
-
-/// The comparison table: rows by variant (in run order), engines in run order, each
-/// engine's ops/s over Cellar's for the same variant.
-pub fn markdown(
-    lines: &[PeerLine],
-    engines: &[String],
-    spec: &Spec,
-    cache_note: &str,
-    skipped: &[String],
-) -> String {
-    let mut variants: Vec<&str> = Vec::new();
-    for l in lines {
-        if !variants.contains(&l.variant.as_str()) {
-            variants.push(&l.variant);
-        }
-    }
-    let mut s = format!(
-        "Seed 000 (mapfile): {} records of {} B keys and {} B values; {} lookup iterations of {} \
-         keys each; {} durable inserts; {cache_note}.\n\n",
-        spec.records,
-        spec.key_size,
-        spec.value_size,
-        spec.iterations,
-        spec.lookups_per_iteration(),
-        spec.durable_inserts
-    );
-    s.push_str(
-        "| variant | engine | ops/s | vs cellar | p50 µs | p99 µs | ops/s per iteration |\n",
-    );
-    s.push_str("|---|---|---:|---:|---:|---:|---|\n");
-    for v in variants {
-        let mut rows: Vec<&PeerLine> = lines.iter().filter(|l| l.variant == v).collect();
-        rows.sort_by_key(|l| engines.iter().position(|e| *e == l.engine));
-        let cellar = rows
-            .iter()
-            .find(|l| l.engine == "cellar" && l.skipped.is_none())
-            .map(|l| l.ops_per_sec);
-        for l in rows {
-            if let Some(why) = &l.skipped {
-                s.push_str(&format!(
-                    "| {v} | {} | skipped: {why} | | | | |\n",
-                    l.engine
-                ));
-                continue;
-            }
-            let ratio = match cellar {
-                Some(c) if c > 0.0 => format!("{:.3}", l.ops_per_sec / c),
-                _ => "—".into(),
-            };
-            let mark = if l.latency_unit == "batch" { " ¹" } else { "" };
-            let per_it = l
-                .iterations_ops_per_sec
-                .as_ref()
-                .map_or(String::new(), |v| {
-                    let x: Vec<String> = v.iter().map(|r| format!("{r:.0}")).collect();
-                    x.join(", ")
-                });
-            s.push_str(&format!(
-                "| {v} | {} | {:.0} | {ratio} | {:.2}{mark} | {:.2}{mark} | {per_it} |\n",
-                l.engine, l.ops_per_sec, l.p50_us, l.p99_us
-            ));
-        }
-    }
-    s.push_str(
-        "\n¹ per call: a bucket of lookups, or a put_batch of 1000 records (Rust engines' \
-         buffered insert); otherwise per operation. MapFile has no batched lookup: its \
-         buckets are sorted keys read one by one.\n",
-    );
-    for k in skipped {
-        s.push_str(&format!("\n{k}"));
-    }
-    if !skipped.is_empty() {
-        s.push('\n');
-    }
-    s
-}
-
-// ---------------------------------------------------------------------------------------
-// Child side: one Rust engine through the Engine trait.
-
-fn open(name: &str, dir: &Path, spec: &Spec) -> Result<Box<dyn Engine>> {
-    engine::open(
-        name,
-        dir,
-        &OpenConfig {
-            block_cache_bytes: auto_cache_bytes(spec.records, spec.key_size, spec.value_size),
-            memtable_bytes: MEMTABLE_BYTES,
-            direct_reads: false,
-            rocksdb_statistics: false,
-            rocksdb_index_filter_in_cache: false,
-        },
-    )
-}
-
-fn emit(line: &PeerLine) -> Result<()> {
-    let text = serde_json::to_string(line)
-        .map_err(|e| BenchError::io("stdout", std::io::Error::other(e)))?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}")
-        .and_then(|_| out.flush())
-        .map_err(|e| BenchError::io("stdout", e))?;
-    eprintln!(
-        "[{}] {}: {} ops in {:.3} s = {:.0} ops/s, p50 {:.2} µs, p99 {:.2} µs per {}",
-        line.engine,
-        line.variant,
-        line.ops,
-        line.seconds,
-        line.ops_per_sec,
-        line.p50_us,
-        line.p99_us,
-        line.latency_unit
-    );
-    Ok(())
-}
-
-fn child_main(name: &str, spec: &Spec) -> Result<()> {
-    engines::check_available(name)?;
-    let dir = spec.dir.join(name);
-    let durable_dir = spec.dir.join(format!("{name}-durable"));
-    procfs::remove_dir(&dir)?;
-    procfs::remove_dir(&durable_dir)?;
-    std::fs::create_dir_all(&spec.dir).map_err(|e| BenchError::io(&spec.dir, e))?;
-
-    emit(&insert_buffered(name, &dir, spec)?)?;
-    for &bucket in &spec.buckets {
-        emit(&lookups(name, &dir, spec, bucket)?)?;
-    }
-    if spec.durable_inserts > 0 {
-        emit(&insert_durable(name, &durable_dir, spec)?)?;
-    }
-    if !spec.keep_data {
-        procfs::remove_dir(&dir)?;
-        procfs::remove_dir(&durable_dir)?;
-    }
-    Ok(())
-}
-
-/// Closes `engine` after `f`, whatever `f` returned.
-fn with_engine<T>(engine: Box<dyn Engine>, f: impl FnOnce(&dyn Engine) -> Result<T>) -> Result<T> {
-    let r = f(engine.as_ref());
-    let closed = engine.close();
-    let v = r?;
-    closed?;
-    Ok(v)
-}
-
-fn verify(engine: &dyn Engine, spec: &Spec, index: u64, len: usize) -> Result<()> {
-    if len == spec.value_size {
-        return Ok(());
-    }
-    Err(BenchError::Verify {
-        engine: engine.name(),
-        workload: WORKLOAD,
-        what: format!(
-            "record {index} has a value of {len} bytes, expected {}",
-            spec.value_size
-        ),
-    })
-}
-
-/// All records in key order, `INSERT_BATCH` per put_batch, not synced; then flushed and
-/// settled (untimed).
-fn insert_buffered(name: &str, dir: &Path, spec: &Spec) -> Result<PeerLine> {
-    let mut line = PeerLine::new(name, "insert buffered", spec);
-    line.latency_unit = "batch".into();
-    let keygen = KeyGen::new(spec.key_size);
-    let engine = open(name, dir, spec)?;
-    with_engine(engine, |e| {
-        let mut lat = Latency::default();
-        let mut keys = vec![vec![0u8; spec.key_size]; INSERT_BATCH];
-        let mut values = vec![vec![0u8; spec.value_size]; INSERT_BATCH];
-        let start = Instant::now();
-        let mut next = 0u64;
-        while next < spec.records {
-            let n = (spec.records - next).min(INSERT_BATCH as u64) as usize;
-            for j in 0..n {
-                keygen.fill(next + j as u64, &mut keys[j]);
-                peer_keys::value(next + j as u64, &mut values[j]);
-            }
-            let entries: Vec<(&[u8], &[u8])> = keys[..n]
-                .iter()
-                .zip(&values[..n])
-                .map(|(k, v)| (k.as_slice(), v.as_slice()))
-                .collect();
-            let t0 = Instant::now();
-            e.put_batch(&entries, false)?;
-            lat.record(t0.elapsed());
-            next += n as u64;
-        }
-        line.seconds = start.elapsed().as_secs_f64();
-        line.ops = spec.records;
-        let s0 = Instant::now();
-        e.flush()?;
-        e.wait_for_background(SETTLE_TIMEOUT)?;
-        line.settle_seconds = Some(s0.elapsed().as_secs_f64());
-        line.notes.push(format!(
-            "put_batch of {INSERT_BATCH} records in key order, not synced; settle = flush + \
-             background work"
-        ));
-        line.finish(&lat);
-        Ok(())
-    })?;
-    Ok(line)
-}
-
-/// `spec.iterations` iterations of the shared sample, `bucket` keys per call (1: get),
-/// each on a freshly opened engine after the page cache was dropped (when permitted).
-fn lookups(name: &str, dir: &Path, spec: &Spec, bucket: usize) -> Result<PeerLine> {
-    let variant = if bucket == 1 {
-        "lookup single".to_string()
-    } else {
-        format!("lookup bucket={bucket}")
-    };
-    let mut line = PeerLine::new(name, variant, spec);
-    line.latency_unit = if bucket == 1 { "op" } else { "batch" }.into();
-    line.cache_mode = Some(
-        if spec.drop_caches {
-            "cold: page cache dropped, caches emptied"
-        } else {
-            "caches emptied; page cache not dropped"
-        }
-        .into(),
-    );
-    let keygen = KeyGen::new(spec.key_size);
-    let per = spec.lookups_per_iteration();
-    let mut all = Latency::default();
-    let mut per_iteration = Vec::new();
-    let mut found = 0u64;
-    for it in 0..spec.iterations {
-        let sample = peer_keys::sample(spec.seed, spec.records, per, u64::from(it));
-        let keys: Vec<Vec<u8>> = sample
-            .iter()
-            .map(|&i| {
-                let mut k = Vec::with_capacity(spec.key_size);
-                keygen.fill(i, &mut k);
-                k
-            })
-            .collect();
-        if spec.drop_caches {
-            procfs::drop_page_cache().map_err(|e| BenchError::io("/proc/sys/vm/drop_caches", e))?;
-        }
-        let engine = open(name, dir, spec)?;
-        let seconds = with_engine(engine, |e| {
-            let start = Instant::now();
-            for (chunk, idx) in keys.chunks(bucket).zip(sample.chunks(bucket)) {
-                let t0 = Instant::now();
-                if bucket == 1 {
-                    if let Some(len) = e.get(&chunk[0])? {
-                        verify(e, spec, idx[0], len)?;
-                        found += 1;
-                    }
-                } else {
-                    let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
-                    let got = e.multi_get(&refs)?;
-                    for (&i, len) in idx.iter().zip(got) {
-                        if let Some(len) = len {
-                            verify(e, spec, i, len)?;
-                            found += 1;
-                        }
-                    }
-                }
-                all.record(t0.elapsed());
-            }
-            Ok(start.elapsed().as_secs_f64())
-        })?;
-        line.seconds += seconds;
-        line.ops += sample.len() as u64;
-        per_iteration.push(if seconds > 0.0 {
-            sample.len() as f64 / seconds
-        } else {
-            0.0
-        });
-    }
-    line.found = Some(found);
-    line.iterations_ops_per_sec = Some(per_iteration);
-    line.finish(&all);
-    Ok(line)
-}
-
-/// `spec.durable_inserts` records in key order, one synced put each, into a fresh store.
-fn insert_durable(name: &str, dir: &Path, spec: &Spec) -> Result<PeerLine> {
-    let mut line = PeerLine::new(name, "insert durable", spec);
-    let keygen = KeyGen::new(spec.key_size);
-    let engine = open(name, dir, spec)?;
-    with_engine(engine, |e| {
-        let mut lat = Latency::default();
-        let mut key = Vec::with_capacity(spec.key_size);
-        let mut value = vec![0u8; spec.value_size];
-        let start = Instant::now();
-        for i in 0..spec.durable_inserts {
-            keygen.fill(i, &mut key);
-            peer_keys::value(i, &mut value);
-            let t0 = Instant::now();
-            e.put(&key, &value, true)?;
-            lat.record(t0.elapsed());
-        }
-        line.seconds = start.elapsed().as_secs_f64();
-        line.ops = spec.durable_inserts;
-        line.notes
-            .push("one put at a time, each synced (fsync) before it returns".into());
-        line.finish(&lat);
-        Ok(())
-    })?;
-    Ok(line)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::report::markdown;
     use super::*;
 
     fn spec() -> Spec {
