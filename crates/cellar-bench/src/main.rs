@@ -8,8 +8,12 @@ mod engines;
 mod error;
 mod gen_aol;
 mod hypertable;
+mod java;
 mod keygen;
+mod mapfile;
 mod measure;
+mod peer_keys;
+mod peers;
 mod procfs;
 mod report;
 mod runner;
@@ -65,6 +69,15 @@ pub enum Command {
     /// a full scan (library and `cellar shell` to /dev/null), and cells streamed through
     /// the WAL with a 12 MiB client buffer.
     Hypertable(hypertable::HypertableArgs),
+
+    /// Seed 000, MapFile vs HBase: insert N records in key order, look up 1% of them per
+    /// iteration (one by one and in buckets), then durable inserts one at a time; Cellar,
+    /// RocksDB and the Java peers side by side (see docs/benchmarks.md).
+    Mapfile(mapfile::MapfileArgs),
+
+    /// Install, check and self-test the peers (RocksDB, Hadoop MapFile, HBase).
+    #[command(subcommand)]
+    Peers(peers::PeersCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -214,6 +227,8 @@ fn main() -> ExitCode {
         },
         Command::Gen(GenCommand::Aol(args)) => gen_aol::run(&args),
         Command::Hypertable(args) => hypertable::run(&args),
+        Command::Mapfile(args) => mapfile::run(&args),
+        Command::Peers(cmd) => peers::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
