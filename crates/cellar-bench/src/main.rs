@@ -76,8 +76,8 @@ pub enum GenCommand {
 
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
-    /// Engines to run, comma-separated: cellar, rocksdb (rocksdb needs the `rocksdb` cargo
-    /// feature).
+    /// Engines to run, comma-separated: cellar, rocksdb, lmdb, fjall, sqlite (each peer
+    /// needs the cargo feature of its name; all but rocksdb are on by default).
     #[arg(long, value_name = "LIST", default_value = DEFAULT_ENGINES)]
     pub engines: String,
 
