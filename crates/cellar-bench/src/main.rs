@@ -8,12 +8,15 @@ mod engines;
 mod error;
 mod gen_aol;
 mod hypertable;
+mod import;
 mod keygen;
 mod measure;
 mod procfs;
 mod report;
 mod runner;
+mod suite;
 mod workloads;
+mod ycsb;
 
 /// Cellar ships with mimalloc: with glibc's allocator the engine's many small, cross-thread
 /// allocations (skiplist nodes freed by the flush thread) cost ~3x in write throughput.
@@ -65,6 +68,15 @@ pub enum Command {
     /// a full scan (library and `cellar shell` to /dev/null), and cells streamed through
     /// the WAL with a 12 MiB client buffer.
     Hypertable(hypertable::HypertableArgs),
+
+    /// YCSB core workloads A-F (load, then each workload) on every engine, with 1 and 4
+    /// client threads. JSON lines (--json) and a Markdown table on stdout.
+    Ycsb(ycsb::YcsbArgs),
+
+    /// Seed 002's HBase import: rows of 6 integers from a flat file written through the
+    /// normal write path, one fsynced put per row ("autoflush on") or 12 MiB batches
+    /// ("autoflush off"), with 1, 2, 4 and 6 parallel writers; rows per millisecond.
+    Import(import::ImportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -214,6 +226,8 @@ fn main() -> ExitCode {
         },
         Command::Gen(GenCommand::Aol(args)) => gen_aol::run(&args),
         Command::Hypertable(args) => hypertable::run(&args),
+        Command::Ycsb(args) => ycsb::run(&args),
+        Command::Import(args) => import::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
