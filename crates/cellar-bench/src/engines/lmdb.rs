@@ -35,6 +35,9 @@ const MAP_SIZE_BYTES: usize = 1 << 40;
 /// Reader slots: more than the most threads any workload runs (fillsync's 16, YCSB's 4).
 const MAX_READERS: u32 = 256;
 
+/// Entries of a cursor walk, either way.
+type Entries<'t> = Box<dyn Iterator<Item = heed::Result<(&'t [u8], &'t [u8])>> + 't>;
+
 fn err(op: &'static str) -> impl FnOnce(heed::Error) -> BenchError {
     move |e| BenchError::engine(NAME, op, e)
 }
@@ -126,21 +129,20 @@ impl Engine for LmdbEngine {
         let mut key = Vec::new();
         while let Some(target) = next_seek(&mut key) {
             let k: &[u8] = &key;
-            let entries: Box<dyn Iterator<Item = heed::Result<(&[u8], &[u8])>>> =
-                match (target, dir) {
-                    (Seek::First, _) => Box::new(self.db.iter(&rtxn).map_err(err("iter"))?),
-                    (Seek::Last, _) => Box::new(self.db.rev_iter(&rtxn).map_err(err("iter"))?),
-                    (Seek::Key, Direction::Forward) => Box::new(
-                        self.db
-                            .range(&rtxn, &(Bound::Included(k), Bound::Unbounded))
-                            .map_err(err("range"))?,
-                    ),
-                    (Seek::Key, Direction::Reverse) => Box::new(
-                        self.db
-                            .rev_range(&rtxn, &(Bound::Unbounded, Bound::Included(k)))
-                            .map_err(err("range"))?,
-                    ),
-                };
+            let entries: Entries<'_> = match (target, dir) {
+                (Seek::First, _) => Box::new(self.db.iter(&rtxn).map_err(err("iter"))?),
+                (Seek::Last, _) => Box::new(self.db.rev_iter(&rtxn).map_err(err("iter"))?),
+                (Seek::Key, Direction::Forward) => Box::new(
+                    self.db
+                        .range(&rtxn, &(Bound::Included(k), Bound::Unbounded))
+                        .map_err(err("range"))?,
+                ),
+                (Seek::Key, Direction::Reverse) => Box::new(
+                    self.db
+                        .rev_range(&rtxn, &(Bound::Unbounded, Bound::Included(k)))
+                        .map_err(err("range"))?,
+                ),
+            };
             for entry in entries.take(limit) {
                 let (k, v) = entry.map_err(err("iterate"))?;
                 visit(k, v);
