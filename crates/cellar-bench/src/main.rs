@@ -8,6 +8,7 @@ mod engines;
 mod error;
 mod gen_aol;
 mod hypertable;
+mod import;
 mod java;
 mod keygen;
 mod mapfile;
@@ -17,7 +18,9 @@ mod peers;
 mod procfs;
 mod report;
 mod runner;
+mod suite;
 mod workloads;
+mod ycsb;
 
 /// Cellar ships with mimalloc: with glibc's allocator the engine's many small, cross-thread
 /// allocations (skiplist nodes freed by the flush thread) cost ~3x in write throughput.
@@ -78,6 +81,14 @@ pub enum Command {
     /// Install, check and self-test the peers (RocksDB, Hadoop MapFile, HBase).
     #[command(subcommand)]
     Peers(peers::PeersCommand),
+    /// YCSB core workloads A-F (load, then each workload) on every engine, with 1 and 4
+    /// client threads. JSON lines (--json) and a Markdown table on stdout.
+    Ycsb(ycsb::YcsbArgs),
+
+    /// Seed 002's HBase import: rows of 6 integers from a flat file written through the
+    /// normal write path, one fsynced put per row ("autoflush on") or 12 MiB batches
+    /// ("autoflush off"), with 1, 2, 4 and 6 parallel writers; rows per millisecond.
+    Import(import::ImportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -89,8 +100,8 @@ pub enum GenCommand {
 
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
-    /// Engines to run, comma-separated: cellar, rocksdb (rocksdb needs the `rocksdb` cargo
-    /// feature).
+    /// Engines to run, comma-separated: cellar, rocksdb, lmdb, fjall, sqlite (each peer
+    /// needs the cargo feature of its name; all but rocksdb are on by default).
     #[arg(long, value_name = "LIST", default_value = DEFAULT_ENGINES)]
     pub engines: String,
 
@@ -229,6 +240,8 @@ fn main() -> ExitCode {
         Command::Hypertable(args) => hypertable::run(&args),
         Command::Mapfile(args) => mapfile::run(&args),
         Command::Peers(cmd) => peers::run(&cmd),
+        Command::Ycsb(args) => ycsb::run(&args),
+        Command::Import(args) => import::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

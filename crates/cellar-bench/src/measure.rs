@@ -34,6 +34,11 @@ impl Latency {
         let _ = self.0.add(&other.0);
     }
 
+    /// Number of samples recorded.
+    pub fn count(&self) -> u64 {
+        self.0.len()
+    }
+
     /// Latency at quantile `q` in microseconds (0 when nothing was recorded).
     pub fn quantile_us(&self, q: f64) -> f64 {
         if self.0.is_empty() {

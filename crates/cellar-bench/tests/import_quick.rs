@@ -1,0 +1,128 @@
+//! `cellar-bench import --quick` (seed 002): every variant, the JSON lines, rows/ms.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn import(dir: &Path, args: &[&str]) -> (String, Vec<Value>) {
+    let json = dir.join("out.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_cellar-bench"))
+        .arg("import")
+        .arg("--db-dir")
+        .arg(dir.join("db"))
+        .arg("--json")
+        .arg(&json)
+        .args(args)
+        .output()
+        .expect("run cellar-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records = std::fs::read_to_string(&json)
+        .expect("json")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    (stdout, records)
+}
+
+#[test]
+fn import_quick_cellar_reports_every_variant_in_rows_per_ms() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, records) = import(dir.path(), &["--quick", "--engines", "cellar"]);
+    let variants: Vec<&str> = records
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        variants,
+        [
+            "durable/w1",
+            "durable/w2",
+            "durable/w4",
+            "durable/w6",
+            "buffered/w1",
+            "buffered/w2",
+            "buffered/w4",
+            "buffered/w6"
+        ]
+    );
+    for r in &records {
+        for f in [
+            "engine",
+            "workload",
+            "variant",
+            "ops_per_sec",
+            "p50_us",
+            "p99_us",
+            "rows_per_ms",
+        ] {
+            assert!(r.get(f).is_some(), "lacks {f}: {r}");
+        }
+        assert_eq!(r["engine"], "cellar");
+        assert_eq!(r["workload"], "import");
+        let durable = r["variant"].as_str().unwrap().starts_with("durable");
+        assert_eq!(r["sync"], durable);
+        assert_eq!(r["ops"], if durable { 300 } else { 20_000 }, "{r}");
+        let ops_per_sec = r["ops_per_sec"].as_f64().unwrap();
+        let rows_per_ms = r["rows_per_ms"].as_f64().unwrap();
+        assert!(ops_per_sec > 0.0);
+        assert!((rows_per_ms * 1000.0 / ops_per_sec - 1.0).abs() < 1e-9);
+        assert!(r["p99_us"].as_f64().unwrap() >= r["p50_us"].as_f64().unwrap());
+        // Key "a:b:c" and six varints.
+        let (k, v) = (
+            r["key_bytes"].as_u64().unwrap(),
+            r["value_bytes"].as_u64().unwrap(),
+        );
+        assert!((10..=20).contains(&k) && (6..=60).contains(&v), "{r}");
+        assert_eq!(r["threads"].as_u64().unwrap(), variants_writers(r));
+    }
+    // One row per write call when durable; a 12 MiB buffer holds all 20 000 rows here.
+    let d = &records[0]["op_latency"]["put_sync"];
+    assert_eq!(d["ops"], 300);
+    let b = &records[7]["op_latency"]["put_batch"];
+    assert_eq!(b["ops"], 6, "one buffer per writer");
+    assert!(
+        stdout.contains("| import | buffered/w6 | cellar |"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("rows/ms"));
+}
+
+fn variants_writers(r: &Value) -> u64 {
+    let v = r["variant"].as_str().unwrap();
+    v.rsplit_once("/w").unwrap().1.parse().unwrap()
+}
+
+#[test]
+fn import_runs_every_built_peer_with_small_buffers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, records) = import(
+        dir.path(),
+        &[
+            "--engines",
+            "all",
+            "--records",
+            "3000",
+            "--sync-records",
+            "30",
+            "--writers",
+            "1,2",
+            "--buffer-mb",
+            "1",
+        ],
+    );
+    let built = 1
+        + usize::from(cfg!(feature = "rocksdb"))
+        + usize::from(cfg!(feature = "lmdb"))
+        + usize::from(cfg!(feature = "fjall"))
+        + usize::from(cfg!(feature = "sqlite"));
+    assert_eq!(records.len(), built * 4);
+    for r in &records {
+        assert!(r["rows_per_ms"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}
