@@ -17,6 +17,7 @@ mod peer_keys;
 mod peers;
 mod procfs;
 mod report;
+mod results;
 mod runner;
 mod suite;
 mod workloads;
@@ -89,6 +90,11 @@ pub enum Command {
     /// normal write path, one fsynced put per row ("autoflush on") or 12 MiB batches
     /// ("autoflush off"), with 1, 2, 4 and 6 parallel writers; rows per millisecond.
     Import(import::ImportArgs),
+
+    /// Regenerate docs/benchmarks/RESULTS.md and its SVG plots from JSON-lines results of
+    /// the subcommands above: tables per workload with the ratio to Cellar, the machine
+    /// and the disk's fio ceilings.
+    Report(results::ReportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -242,6 +248,7 @@ fn main() -> ExitCode {
         Command::Peers(cmd) => peers::run(&cmd),
         Command::Ycsb(args) => ycsb::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Report(args) => results::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

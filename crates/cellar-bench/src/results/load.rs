@@ -1,0 +1,275 @@
+//! Reading the JSON lines of the workload subcommands into [`Record`]s.
+//!
+//! Every line is a trust boundary: the files are written by several subcommands over
+//! time, by hand sometimes, and may be cut short. A line must be a JSON object with the
+//! strings `engine` and `workload` (non-empty); every other field is optional and a field
+//! of the wrong type counts as missing. A line that fails this is *malformed*: it becomes
+//! a [`SkippedLine`] naming the file and line, or, with `strict`, the error of the whole
+//! report. Blank lines are ignored. A file that cannot be read at all is an error.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::{BenchError, Result};
+
+/// One input file, as the report names and links it.
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    /// Its path relative to the report's directory when that can be worked out (so the
+    /// report reads the same wherever the repository is), else as given.
+    pub display: String,
+    /// `display` when it is relative to the report (a Markdown link works), else `None`.
+    pub link: Option<String>,
+    pub records: usize,
+}
+
+/// One measurement: one line of an input file.
+#[derive(Debug, Clone, Default)]
+pub struct Record {
+    /// Index into [`Input::files`].
+    pub file: usize,
+    pub line: usize,
+    pub engine: String,
+    pub engine_options: String,
+    pub workload: String,
+    pub variant: String,
+    pub ops_per_sec: Option<f64>,
+    pub rows_per_ms: Option<f64>,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub latency_unit: String,
+    pub seconds: Option<f64>,
+    /// Hypertable's one-line remark (`note`); the `notes` arrays are left to the raw files.
+    pub note: String,
+    /// Why the engine did not run this variant (`skipped`).
+    pub skipped: Option<String>,
+    /// The command line that produced the record, if it carries one (`command`).
+    pub command: Option<String>,
+    pub commit: Option<String>,
+}
+
+/// A malformed line, reported and left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLine {
+    pub file: String,
+    pub line: usize,
+    pub reason: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Input {
+    pub files: Vec<InputFile>,
+    pub records: Vec<Record>,
+    pub skipped: Vec<SkippedLine>,
+}
+
+/// Reads `paths` (deduplicated, in the order of their display names), naming them
+/// relative to `report_dir`.
+pub fn load(paths: &[PathBuf], report_dir: &Path, strict: bool) -> Result<Input> {
+    let mut named: Vec<(String, Option<String>, &PathBuf)> = paths
+        .iter()
+        .map(|p| {
+            let (display, link) = display_name(p, report_dir);
+            (display, link, p)
+        })
+        .collect();
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    named.dedup_by(|a, b| a.0 == b.0);
+
+    let mut input = Input::default();
+    for (display, link, path) in named {
+        let bytes = std::fs::read(path).map_err(|e| BenchError::io(path, e))?;
+        let file = input.files.len();
+        let mut records = 0;
+        for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+            let line = i + 1;
+            match parse_line(raw) {
+                Ok(None) => {}
+                Ok(Some(mut r)) => {
+                    r.file = file;
+                    r.line = line;
+                    input.records.push(r);
+                    records += 1;
+                }
+                Err(reason) if strict => {
+                    return Err(BenchError::Invalid(format!("{display}:{line}: {reason}")));
+                }
+                Err(reason) => input.skipped.push(SkippedLine {
+                    file: display.clone(),
+                    line,
+                    reason,
+                }),
+            }
+        }
+        input.files.push(InputFile {
+            display,
+            link,
+            records,
+        });
+    }
+    Ok(input)
+}
+
+/// `Ok(None)` for a blank line; `Err(reason)` for a malformed one.
+fn parse_line(raw: &[u8]) -> std::result::Result<Option<Record>, String> {
+    let text = std::str::from_utf8(raw).map_err(|e| format!("not UTF-8: {e}"))?;
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(obj) = value else {
+        return Err("not a JSON object".to_string());
+    };
+    let engine = required_str(&obj, "engine")?;
+    let workload = required_str(&obj, "workload")?;
+    Ok(Some(Record {
+        engine,
+        workload,
+        engine_options: text_field(&obj, "engine_options").unwrap_or_default(),
+        variant: text_field(&obj, "variant").unwrap_or_default(),
+        ops_per_sec: number(&obj, "ops_per_sec"),
+        rows_per_ms: number(&obj, "rows_per_ms"),
+        p50_us: number(&obj, "p50_us"),
+        p99_us: number(&obj, "p99_us"),
+        latency_unit: text_field(&obj, "latency_unit").unwrap_or_default(),
+        seconds: number(&obj, "seconds"),
+        note: text_field(&obj, "note").unwrap_or_default(),
+        skipped: match obj.get("skipped") {
+            Some(Value::Bool(true)) => Some(String::new()),
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(one_line(s)),
+            _ => None,
+        },
+        command: match obj.get("command") {
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(one_line(s)),
+            Some(Value::Array(parts)) if !parts.is_empty() => Some(
+                parts
+                    .iter()
+                    .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            _ => None,
+        },
+        commit: text_field(&obj, "commit").filter(|c| !c.is_empty()),
+        ..Record::default()
+    }))
+}
+
+fn required_str(obj: &Map<String, Value>, key: &str) -> std::result::Result<String, String> {
+    match obj.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(one_line(s)),
+        Some(Value::String(_)) => Err(format!("\"{key}\" is empty")),
+        Some(_) => Err(format!("\"{key}\" is not a string")),
+        None => Err(format!("no \"{key}\" field")),
+    }
+}
+
+/// A string field, or a number or bool written where a string was expected (`"variant": 16`).
+fn text_field(obj: &Map<String, Value>, key: &str) -> Option<String> {
+    match obj.get(key)? {
+        Value::String(s) => Some(one_line(s)),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A finite number, or `None` (missing, `null`, or not a number).
+fn number(obj: &Map<String, Value>, key: &str) -> Option<f64> {
+    obj.get(key)?.as_f64().filter(|v| v.is_finite())
+}
+
+/// Markdown table cells and headings hold one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The name the report gives `path`: relative to `report_dir` if both resolve, else as given.
+fn display_name(path: &Path, report_dir: &Path) -> (String, Option<String>) {
+    let given = path.display().to_string();
+    let (Ok(file), Ok(dir)) = (path.canonicalize(), report_dir.canonicalize()) else {
+        return (given, None);
+    };
+    match relative_path(&dir, &file) {
+        Some(rel) => (rel.clone(), Some(rel)),
+        None => (given, None),
+    }
+}
+
+/// `to` as seen from the directory `from`, both absolute: `a/b` from `a` is `b`, `a/c`
+/// from `a/b` is `../c`. Components are joined with `/` (Markdown links).
+pub fn relative_path(from: &Path, to: &Path) -> Option<String> {
+    let is_normal = |c: &Component| matches!(c, Component::Normal(_));
+    let from: Vec<Component> = from.components().collect();
+    let to: Vec<Component> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    if common == 0 || !from[common..].iter().all(is_normal) || !to[common..].iter().all(is_normal) {
+        return None;
+    }
+    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - common];
+    for c in &to[common..] {
+        parts.push(c.as_os_str().to_str()?.to_string());
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_line_needs_engine_and_workload() {
+        assert!(parse_line(b"   ").unwrap().is_none());
+        assert_eq!(
+            parse_line(b"{\"workload\":\"x\"}").unwrap_err(),
+            "no \"engine\" field"
+        );
+        assert_eq!(
+            parse_line(b"{\"engine\":3,\"workload\":\"x\"}").unwrap_err(),
+            "\"engine\" is not a string"
+        );
+        assert!(parse_line(b"[1,2]")
+            .unwrap_err()
+            .contains("not a JSON object"));
+        assert!(parse_line(b"{\"engine\":")
+            .unwrap_err()
+            .starts_with("not JSON"));
+        assert!(parse_line(b"\xff\xfe")
+            .unwrap_err()
+            .starts_with("not UTF-8"));
+    }
+
+    #[test]
+    fn load_line_reads_wrong_types_as_missing() {
+        let r = parse_line(
+            br#"{"engine":"cellar","workload":"w","variant":16,"ops_per_sec":"fast","p50_us":null,"p99_us":2.5,"skipped":true,"command":["a","--b"]}"#,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(r.variant, "16");
+        assert_eq!(r.ops_per_sec, None);
+        assert_eq!(r.p50_us, None);
+        assert_eq!(r.p99_us, Some(2.5));
+        assert_eq!(r.skipped.as_deref(), Some(""));
+        assert_eq!(r.command.as_deref(), Some("a --b"));
+    }
+
+    #[test]
+    fn load_relative_path_walks_up_and_down() {
+        let rel = |a: &str, b: &str| relative_path(Path::new(a), Path::new(b));
+        assert_eq!(
+            rel("/r/docs", "/r/docs/x.jsonl").as_deref(),
+            Some("x.jsonl")
+        );
+        assert_eq!(
+            rel("/r/out", "/r/in/x.jsonl").as_deref(),
+            Some("../in/x.jsonl")
+        );
+        assert_eq!(rel("/r/out", "/r/out"), None);
+    }
+}

@@ -1,0 +1,502 @@
+//! From records to comparison tables: which subcommand a workload belongs to, how its
+//! variants group into tables, the median of repeated runs, and the ratio to Cellar.
+//!
+//! Engines are compared only within one run: a table holds the records of one input file
+//! (and one `command`, if records carry it) for one workload and one variant group. Rows
+//! are one per variant × engine; several records for the same row (seed 000's three runs)
+//! become one row of medians. The ratio of a row is its figure over Cellar's figure for the
+//! same variant in the same table, so Cellar's own row is 1.00 and a ratio above 1 means
+//! the engine was faster than Cellar there.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::load::Record;
+
+/// The subcommand that writes a workload, which decides the table's figure and grouping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Family {
+    Db,
+    Mapfile,
+    Ycsb,
+    Import,
+    Hypertable,
+    /// A workload this report does not know: a generic ops/s table.
+    Other,
+}
+
+/// `cellar-bench db`'s workloads, in the order it runs them.
+const DB_WORKLOADS: [&str; 12] = [
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "fillsync",
+    "readrandom",
+    "readrandom_uncached",
+    "multireadrandom",
+    "multireadrandom_uncached",
+    "seekrandom",
+    "readseq",
+    "readreverse",
+    "readwhilewriting",
+];
+
+/// `cellar-bench ycsb`'s workloads, in the order it runs them (D and E insert, so last).
+const YCSB_WORKLOADS: [&str; 7] = [
+    "ycsb_load",
+    "ycsb_a",
+    "ycsb_b",
+    "ycsb_c",
+    "ycsb_f",
+    "ycsb_d",
+    "ycsb_e",
+];
+
+pub const ALL_FAMILIES: [Family; 6] = [
+    Family::Db,
+    Family::Mapfile,
+    Family::Ycsb,
+    Family::Import,
+    Family::Hypertable,
+    Family::Other,
+];
+
+impl Family {
+    pub fn of(workload: &str) -> Family {
+        match workload {
+            "mapfile" => Family::Mapfile,
+            "import" => Family::Import,
+            "hypertable" => Family::Hypertable,
+            w if DB_WORKLOADS.contains(&w) => Family::Db,
+            w if YCSB_WORKLOADS.contains(&w) => Family::Ycsb,
+            _ => Family::Other,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Family::Db => "Key-value workloads, db_bench names (`cellar-bench db`)",
+            Family::Mapfile => "Seed 000: MapFile and HBase (`cellar-bench mapfile`)",
+            Family::Ycsb => "YCSB core workloads (`cellar-bench ycsb`)",
+            Family::Import => "Seed 002: import (`cellar-bench import`)",
+            Family::Hypertable => "Seed 004: the AOL query-log test (`cellar-bench hypertable`)",
+            Family::Other => "Other workloads",
+        }
+    }
+
+    /// The unit of the table's absolute figure.
+    pub fn figure_unit(self) -> &'static str {
+        match self {
+            Family::Import => "rows/ms",
+            Family::Hypertable => "cells/s",
+            _ => "ops/s",
+        }
+    }
+
+    /// The figure of a record: rows/ms for import (`rows_per_ms`, else ops/s ÷ 1000),
+    /// `ops_per_sec` for the rest (for hypertable that is cells/s, or what its note says).
+    fn figure(self, r: &Record) -> Option<f64> {
+        match self {
+            Family::Import => r.rows_per_ms.or(r.ops_per_sec.map(|v| v / 1000.0)),
+            _ => r.ops_per_sec,
+        }
+    }
+
+    /// Hypertable's measurements have no latency but a duration worth showing.
+    pub fn shows_seconds(self) -> bool {
+        self == Family::Hypertable
+    }
+
+    fn workload_rank(self, workload: &str) -> usize {
+        let list: &[&str] = match self {
+            Family::Db => &DB_WORKLOADS,
+            Family::Ycsb => &YCSB_WORKLOADS,
+            _ => &[],
+        };
+        list.iter()
+            .position(|w| *w == workload)
+            .unwrap_or(list.len())
+    }
+
+    /// Which table of its workload a variant goes to.
+    pub fn variant_group(self, variant: &str) -> String {
+        match self {
+            // "durable/w4" → "durable"
+            Family::Import => variant.split('/').next().unwrap_or("").to_string(),
+            // "lookup bucket=10" → "lookup", "insert durable" → "insert"
+            Family::Mapfile => variant.split(' ').next().unwrap_or("").to_string(),
+            // "t1", "t4": one table per client-thread count
+            Family::Ycsb => variant.to_string(),
+            _ => String::new(),
+        }
+    }
+
+    fn group_rank(self, group: &str) -> usize {
+        match (self, group) {
+            (Family::Import, "durable") | (Family::Mapfile, "insert") => 0,
+            (Family::Import, "buffered") | (Family::Mapfile, "lookup") => 1,
+            _ => 2,
+        }
+    }
+
+    /// Rows sort by this, then by engine. `first_line`: where the variant first appears in
+    /// its file; hypertable's and unknown workloads' variants keep the order they ran in.
+    fn variant_key(self, variant: &str, first_line: usize) -> (u64, Vec<NaturalChunk>) {
+        match self {
+            Family::Mapfile => (mapfile_bucket(variant).unwrap_or(0), natural_key(variant)),
+            Family::Hypertable | Family::Other => (first_line as u64, Vec::new()),
+            _ => (0, natural_key(variant)),
+        }
+    }
+}
+
+/// Seed 000's lookups: "lookup single" is a bucket of 1, "lookup bucket=N" of N.
+pub fn mapfile_bucket(variant: &str) -> Option<u64> {
+    let rest = variant.strip_prefix("lookup ")?;
+    if rest == "single" {
+        return Some(1);
+    }
+    rest.strip_prefix("bucket=")?.parse().ok()
+}
+
+/// Import's parallel writers: "durable/w4" → 4.
+pub fn import_writers(variant: &str) -> Option<u64> {
+    variant.split('/').nth(1)?.strip_prefix('w')?.parse().ok()
+}
+
+/// Sorts "w2" before "w10": digit runs compare as numbers.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NaturalChunk {
+    Number(u64),
+    Text(String),
+}
+
+pub fn natural_key(s: &str) -> Vec<NaturalChunk> {
+    let mut chunks = Vec::new();
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        let is_digit = c.is_ascii_digit();
+        let end = rest
+            .find(|ch: char| ch.is_ascii_digit() != is_digit)
+            .unwrap_or(rest.len());
+        let (chunk, tail) = rest.split_at(end);
+        chunks.push(match chunk.parse() {
+            Ok(n) if is_digit => NaturalChunk::Number(n),
+            _ => NaturalChunk::Text(chunk.to_string()),
+        });
+        rest = tail;
+    }
+    chunks
+}
+
+pub fn is_cellar(engine: &str) -> bool {
+    engine.eq_ignore_ascii_case("cellar")
+}
+
+/// Cellar first, then by name.
+pub fn engine_order(a: &str, b: &str) -> Ordering {
+    (!is_cellar(a), a).cmp(&(!is_cellar(b), b))
+}
+
+/// One variant × engine of a table.
+#[derive(Debug, Clone, Default)]
+pub struct Row {
+    pub variant: String,
+    pub engine: String,
+    pub figure: Option<f64>,
+    /// Lowest and highest figure when the row is the median of several runs.
+    pub figure_range: Option<(f64, f64)>,
+    /// Records that went into the row (skipped ones not counted).
+    pub runs: usize,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub latency_unit: String,
+    pub seconds: Option<f64>,
+    pub note: String,
+    pub skipped: Option<String>,
+    /// figure ÷ Cellar's figure for the same variant; `None` without a Cellar figure.
+    pub ratio: Option<f64>,
+}
+
+impl Row {
+    /// Slower than this engine: the ratio rounds (as printed) to more than 1.00.
+    pub fn beats_cellar(&self) -> bool {
+        self.ratio.is_some_and(|r| r >= 1.005)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub family: Family,
+    pub workload: String,
+    pub group: String,
+    /// Index into the input files.
+    pub file: usize,
+    pub command: Option<String>,
+    pub commits: Vec<String>,
+    /// Engines run with options (`engine_options`), one set each in this table.
+    pub engine_options: Vec<(String, String)>,
+    pub rows: Vec<Row>,
+}
+
+type TableKey = (Family, usize, String, usize, String, usize, Option<String>);
+
+/// Groups records into tables, in report order: family, workload, variant group, file.
+pub fn build_tables(records: &[Record], file_names: &[String]) -> Vec<Table> {
+    let mut groups: BTreeMap<TableKey, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        let family = Family::of(&r.workload);
+        let group = family.variant_group(&r.variant);
+        let key = (
+            family,
+            family.workload_rank(&r.workload),
+            r.workload.clone(),
+            family.group_rank(&group),
+            group,
+            r.file,
+            r.command.clone(),
+        );
+        groups.entry(key).or_default().push(r);
+    }
+    let mut tables: Vec<Table> = groups
+        .into_iter()
+        .map(|((family, _, workload, _, group, file, command), recs)| {
+            build_table(family, workload, group, file, command, &recs)
+        })
+        .collect();
+    // Files by name, not by index: stable whatever order they were given in.
+    tables.sort_by(|a, b| {
+        let name = |t: &Table| file_names.get(t.file).cloned().unwrap_or_default();
+        (
+            a.family,
+            a.family.workload_rank(&a.workload),
+            &a.workload,
+            a.family.group_rank(&a.group),
+            &a.group,
+            name(a),
+            &a.command,
+        )
+            .cmp(&(
+                b.family,
+                b.family.workload_rank(&b.workload),
+                &b.workload,
+                b.family.group_rank(&b.group),
+                &b.group,
+                name(b),
+                &b.command,
+            ))
+    });
+    tables
+}
+
+fn build_table(
+    family: Family,
+    workload: String,
+    group: String,
+    file: usize,
+    command: Option<String>,
+    recs: &[&Record],
+) -> Table {
+    // An engine run with more than one set of options in one table is one row per set.
+    let mut options: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for r in recs {
+        options
+            .entry(&r.engine)
+            .or_default()
+            .insert(&r.engine_options);
+    }
+    let label = |r: &Record| -> String {
+        let split = options.get(r.engine.as_str()).is_some_and(|o| o.len() > 1);
+        if split && !r.engine_options.is_empty() {
+            format!("{} [{}]", r.engine, r.engine_options)
+        } else {
+            r.engine.clone()
+        }
+    };
+    let engine_options = options
+        .iter()
+        .filter(|(_, o)| o.len() == 1)
+        .filter_map(|(e, o)| o.first().filter(|s| !s.is_empty()).map(|s| (*e, *s)))
+        .map(|(e, s)| (e.to_string(), s.to_string()))
+        .collect();
+
+    let mut cells: BTreeMap<(String, String), Vec<&Record>> = BTreeMap::new();
+    for r in recs {
+        cells
+            .entry((r.variant.clone(), label(r)))
+            .or_default()
+            .push(r);
+    }
+    let mut rows: Vec<Row> = cells
+        .into_iter()
+        .map(|((variant, engine), rs)| build_row(family, variant, engine, &rs))
+        .collect();
+    let mut first_line: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in recs {
+        let line = first_line.entry(&r.variant).or_insert(r.line);
+        *line = (*line).min(r.line);
+    }
+    let key = |row: &Row| {
+        let line = first_line.get(row.variant.as_str()).copied().unwrap_or(0);
+        family.variant_key(&row.variant, line)
+    };
+    rows.sort_by(|a, b| {
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| a.variant.cmp(&b.variant))
+            .then_with(|| engine_order(&a.engine, &b.engine))
+    });
+    let cellar: BTreeMap<String, f64> = rows
+        .iter()
+        .filter(|r| is_cellar(&r.engine))
+        .filter_map(|r| Some((r.variant.clone(), r.figure.filter(|f| *f > 0.0)?)))
+        .collect();
+    for row in &mut rows {
+        if let (Some(f), Some(base)) = (row.figure.filter(|f| *f >= 0.0), cellar.get(&row.variant))
+        {
+            row.ratio = Some(f / base);
+        }
+    }
+    let commits: BTreeSet<String> = recs.iter().filter_map(|r| r.commit.clone()).collect();
+    Table {
+        family,
+        workload,
+        group,
+        file,
+        command,
+        commits: commits.into_iter().collect(),
+        engine_options,
+        rows,
+    }
+}
+
+fn build_row(family: Family, variant: String, engine: String, recs: &[&Record]) -> Row {
+    let ran: Vec<&Record> = recs
+        .iter()
+        .copied()
+        .filter(|r| r.skipped.is_none())
+        .collect();
+    if ran.is_empty() {
+        let reasons: BTreeSet<&str> = recs.iter().filter_map(|r| r.skipped.as_deref()).collect();
+        return Row {
+            variant,
+            engine,
+            skipped: Some(reasons.into_iter().collect::<Vec<_>>().join("; ")),
+            ..Row::default()
+        };
+    }
+    let figures: Vec<f64> = ran.iter().filter_map(|r| family.figure(r)).collect();
+    let figure_range = (figures.len() > 1).then(|| {
+        let lo = figures.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = figures.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    });
+    let distinct = |f: fn(&Record) -> &str| -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        for r in &ran {
+            let s = f(r);
+            if !s.is_empty() && !seen.contains(&s) {
+                seen.push(s);
+            }
+        }
+        seen.join("; ")
+    };
+    Row {
+        figure: median(figures),
+        figure_range,
+        runs: ran.len(),
+        p50_us: median(ran.iter().filter_map(|r| r.p50_us).collect()),
+        p99_us: median(ran.iter().filter_map(|r| r.p99_us).collect()),
+        seconds: median(ran.iter().filter_map(|r| r.seconds).collect()),
+        latency_unit: distinct(|r| &r.latency_unit),
+        note: distinct(|r| &r.note),
+        variant,
+        engine,
+        ..Row::default()
+    }
+}
+
+/// The middle value; the mean of the two middle ones for an even count.
+pub fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.retain(|v| v.is_finite());
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(engine: &str, variant: &str, ops: f64) -> Record {
+        Record {
+            engine: engine.into(),
+            workload: "mapfile".into(),
+            variant: variant.into(),
+            ops_per_sec: Some(ops),
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn model_median_of_odd_and_even_counts() {
+        assert_eq!(median(vec![]), None);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
+    }
+
+    #[test]
+    fn model_natural_order_compares_numbers() {
+        let mut v = vec!["w10", "w2", "w1", "bucket=1000", "bucket=10"];
+        v.sort_by_key(|s| natural_key(s));
+        assert_eq!(v, ["bucket=10", "bucket=1000", "w1", "w2", "w10"]);
+    }
+
+    #[test]
+    fn model_runs_become_medians_and_ratios_are_to_cellar() {
+        let recs = vec![
+            rec("rocksdb", "lookup single", 50.0),
+            rec("cellar", "lookup single", 90.0),
+            rec("cellar", "lookup single", 100.0),
+            rec("cellar", "lookup single", 400.0),
+            rec("hbase", "lookup bucket=10", 10.0),
+        ];
+        let tables = build_tables(&recs, &["f".into()]);
+        assert_eq!(tables.len(), 1);
+        let rows = &tables[0].rows;
+        // bucket size order: single (1) before bucket=10; cellar first within a variant
+        let names: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.variant.as_str(), r.engine.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("lookup single", "cellar"),
+                ("lookup single", "rocksdb"),
+                ("lookup bucket=10", "hbase")
+            ]
+        );
+        assert_eq!(rows[0].figure, Some(100.0));
+        assert_eq!(rows[0].figure_range, Some((90.0, 400.0)));
+        assert_eq!(rows[0].ratio, Some(1.0));
+        assert_eq!(rows[1].ratio, Some(0.5));
+        assert_eq!(rows[2].ratio, None);
+    }
+
+    #[test]
+    fn model_groups_variants_per_family() {
+        assert_eq!(Family::Import.variant_group("durable/w4"), "durable");
+        assert_eq!(import_writers("durable/w4"), Some(4));
+        assert_eq!(Family::Mapfile.variant_group("lookup bucket=10"), "lookup");
+        assert_eq!(mapfile_bucket("lookup bucket=10"), Some(10));
+        assert_eq!(mapfile_bucket("lookup single"), Some(1));
+        assert_eq!(Family::of("ycsb_c"), Family::Ycsb);
+        assert_eq!(Family::of("fillsync"), Family::Db);
+        assert_eq!(Family::of("something_new"), Family::Other);
+    }
+}

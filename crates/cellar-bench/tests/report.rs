@@ -1,0 +1,326 @@
+//! `cellar-bench report`: RESULTS.md and plots from small fixture JSON lines of every
+//! workload subcommand (and an unknown one, and malformed lines).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const DB: &str = r#"{"engine":"cellar","engine_options":"","workload":"fillrandom","variant":"","ops_per_sec":100000.0,"p50_us":2.5,"p99_us":7.0,"latency_unit":"op"}
+{"engine":"rocksdb","engine_options":"index_filter=table_reader","workload":"fillrandom","variant":"","ops_per_sec":150000.0,"p50_us":5.0,"p99_us":11.0,"latency_unit":"op"}
+{"engine":"cellar","engine_options":"","workload":"fillsync","variant":"1","ops_per_sec":8000.0,"p50_us":120.0,"p99_us":180.0,"latency_unit":"op"}
+{"engine":"rocksdb","engine_options":"index_filter=table_reader","workload":"fillsync","variant":"1","ops_per_sec":4000.0,"p50_us":130.0,"p99_us":190.0,"latency_unit":"op"}
+{"engine":"cellar","engine_options":"","workload":"fillsync","variant":"16","ops_per_sec":45000.0,"p50_us":340.0,"p99_us":600.0,"latency_unit":"op"}
+{"engine":"rocksdb","engine_options":"index_filter=table_reader","workload":"readrandom","variant":"","ops_per_sec":180000.0,"p50_us":4.0,"p99_us":13.0,"latency_unit":"op"}
+"#;
+
+const MAPFILE: &str = r#"{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":17000.0,"p50_us":27.0,"p99_us":418.0,"latency_unit":"op","run":1,"commit":"abc1234"}
+{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":20000.0,"p50_us":25.0,"p99_us":400.0,"latency_unit":"op","run":2,"commit":"abc1234"}
+{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":15000.0,"p50_us":30.0,"p99_us":450.0,"latency_unit":"op","run":3,"commit":"abc1234"}
+{"engine":"mapfile","workload":"mapfile","variant":"lookup single","ops_per_sec":15500.0,"p50_us":24.0,"p99_us":489.0,"latency_unit":"op","commit":"abc1234"}
+{"engine":"cellar","workload":"mapfile","variant":"lookup bucket=1000","ops_per_sec":59000.0,"p50_us":15000.0,"p99_us":42000.0,"latency_unit":"batch","commit":"abc1234"}
+{"engine":"mapfile","workload":"mapfile","variant":"lookup bucket=1000","ops_per_sec":33000.0,"p50_us":22000.0,"p99_us":106000.0,"latency_unit":"batch","commit":"abc1234"}
+{"engine":"cellar","workload":"mapfile","variant":"lookup bucket=10","ops_per_sec":16800.0,"p50_us":507.0,"p99_us":3010.0,"latency_unit":"batch","commit":"abc1234"}
+{"engine":"mapfile","workload":"mapfile","variant":"lookup bucket=10","ops_per_sec":19600.0,"p50_us":227.0,"p99_us":2706.0,"latency_unit":"batch","commit":"abc1234"}
+{"engine":"cellar","workload":"mapfile","variant":"insert durable","ops_per_sec":3666.0,"p50_us":230.0,"p99_us":2195.0,"latency_unit":"op","commit":"abc1234"}
+{"engine":"mapfile","workload":"mapfile","variant":"insert durable","ops":0,"ops_per_sec":0.0,"skipped":"MapFile has no per-write durability","commit":"abc1234"}
+"#;
+
+const YCSB: &str = r#"{"engine":"cellar","workload":"ycsb_a","variant":"t1","threads":1,"ops_per_sec":185000.0,"p50_us":3.0,"p99_us":9.6,"latency_unit":"op"}
+{"engine":"lmdb","workload":"ycsb_a","variant":"t1","threads":1,"ops_per_sec":182000.0,"p50_us":2.7,"p99_us":11.1,"latency_unit":"op"}
+{"engine":"cellar","workload":"ycsb_c","variant":"t1","threads":1,"ops_per_sec":395000.0,"p50_us":2.1,"p99_us":8.9,"latency_unit":"op"}
+{"engine":"lmdb","workload":"ycsb_c","variant":"t1","threads":1,"ops_per_sec":798000.0,"p50_us":1.1,"p99_us":2.2,"latency_unit":"op"}
+"#;
+
+const IMPORT: &str = r#"{"engine":"cellar","workload":"import","variant":"durable/w1","threads":1,"ops_per_sec":8000.0,"rows_per_ms":8.0,"p50_us":124.0,"p99_us":169.0,"latency_unit":"write call"}
+{"engine":"fjall","workload":"import","variant":"durable/w1","threads":1,"ops_per_sec":12000.0,"rows_per_ms":12.0,"p50_us":84.0,"p99_us":163.0,"latency_unit":"write call"}
+{"engine":"cellar","workload":"import","variant":"durable/w2","threads":2,"ops_per_sec":16000.0,"rows_per_ms":16.0,"p50_us":130.0,"p99_us":200.0,"latency_unit":"write call"}
+{"engine":"fjall","workload":"import","variant":"durable/w2","threads":2,"ops_per_sec":10000.0,"rows_per_ms":10.0,"p50_us":160.0,"p99_us":300.0,"latency_unit":"write call"}
+{"engine":"cellar","workload":"import","variant":"buffered/w1","threads":1,"ops_per_sec":718000.0,"rows_per_ms":718.0,"p50_us":318000.0,"p99_us":385000.0,"latency_unit":"write call"}
+{"engine":"fjall","workload":"import","variant":"buffered/w1","threads":1,"ops_per_sec":519000.0,"p50_us":417000.0,"p99_us":687000.0,"latency_unit":"write call"}
+"#;
+
+const HYPERTABLE: &str = r#"{"cells":32963208,"engine":"cellar","ops_per_sec":2526335.4,"seconds":13.05,"variant":"load 4 concurrent (a-d)","workload":"hypertable","note":"sum of per-job rates","command":"cellar-bench hypertable --dir d"}
+{"cells":10000,"engine":"cellar","ops_per_sec":475.0,"seconds":21.05,"variant":"row lookups","workload":"hypertable","note":"rows/s","command":["cellar-bench","hypertable","--dir","d"]}
+"#;
+
+/// An unknown workload with fields missing, a cut-off line (2), a non-object (3), a line
+/// without an engine (5) and a blank line (4).
+const ODD: &str = "{\"engine\":\"cellar\",\"workload\":\"mystery\",\"variant\":\"v\"}\n\
+{\"engine\":\"cellar\",\"workload\":\"myst\n\
+[1,2,3]\n\
+\n\
+{\"workload\":\"mystery\",\"ops_per_sec\":5}\n\
+{\"engine\":\"other\",\"workload\":\"mystery\",\"variant\":\"v\",\"ops_per_sec\":\"fast\",\"p99_us\":3}\n";
+
+/// Writes the fixtures into DIR/in and returns their paths.
+fn fixtures(dir: &Path) -> Vec<PathBuf> {
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    [
+        ("db.jsonl", DB),
+        ("mapfile.jsonl", MAPFILE),
+        ("ycsb.jsonl", YCSB),
+        ("import.jsonl", IMPORT),
+        ("hypertable.jsonl", HYPERTABLE),
+        ("odd.jsonl", ODD),
+    ]
+    .iter()
+    .map(|(name, text)| {
+        let path = input.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    })
+    .collect()
+}
+
+fn report(out_dir: &Path, inputs: &[PathBuf], extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cellar-bench"))
+        .arg("report")
+        .arg("--json")
+        .args(inputs)
+        .arg("--out")
+        .arg(out_dir.join("RESULTS.md"))
+        .args(extra)
+        .output()
+        .expect("run cellar-bench report")
+}
+
+/// Runs the report into DIR/NAME and returns RESULTS.md.
+fn report_ok(dir: &Path, name: &str, inputs: &[PathBuf]) -> String {
+    let out = report(&dir.join(name), inputs, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(dir.join(name).join("RESULTS.md")).expect("RESULTS.md")
+}
+
+/// The table row whose cells start with `prefix` (e.g. "| rocksdb |").
+fn row<'a>(md: &'a str, after: &str, prefix: &str) -> &'a str {
+    let start = md
+        .find(after)
+        .unwrap_or_else(|| panic!("no {after:?} in\n{md}"));
+    md[start..]
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no row {prefix:?} after {after:?} in\n{md}"))
+}
+
+#[test]
+fn report_has_a_section_per_workload_and_the_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = report_ok(dir.path(), "out", &fixtures(dir.path()));
+    for heading in [
+        "## Machine",
+        "| logical CPUs |",
+        "### Disk ceilings",
+        "Not recorded",
+        "## Key-value workloads, db_bench names (`cellar-bench db`)",
+        "### `fillrandom`",
+        "### `fillsync`",
+        "## Seed 000: MapFile and HBase (`cellar-bench mapfile`)",
+        "#### lookup · [../in/mapfile.jsonl](../in/mapfile.jsonl)",
+        "## YCSB core workloads (`cellar-bench ycsb`)",
+        "#### t1 · [../in/ycsb.jsonl](../in/ycsb.jsonl)",
+        "## Seed 002: import (`cellar-bench import`)",
+        "#### durable · [../in/import.jsonl](../in/import.jsonl)",
+        "| variant | engine | rows/ms |",
+        "## Seed 004: the AOL query-log test (`cellar-bench hypertable`)",
+        "| variant | engine | cells/s | seconds | engine ÷ cellar | note |",
+        "Command: `cellar-bench hypertable --dir d`",
+        "## Other workloads",
+        "### `mystery`",
+        "## Where Cellar is behind",
+        "commit abc1234",
+        "rocksdb options: `index_filter=table_reader`",
+    ] {
+        assert!(md.contains(heading), "missing {heading:?} in\n{md}");
+    }
+    // Families in the order of the subcommands, variants in their natural order.
+    let at = |s: &str| md.find(s).unwrap();
+    assert!(at("## Key-value") < at("## Seed 000") && at("## Seed 000") < at("## YCSB"));
+    assert!(at("| single | cellar |") < at("| bucket=10 | cellar |"));
+    assert!(at("| bucket=10 | cellar |") < at("| bucket=1000 | cellar |"));
+    assert!(at("| w1 | cellar |") < at("| w2 | cellar |"));
+    // Missing fields are dashes, not zeros or a failure.
+    assert_eq!(
+        row(&md, "### `mystery`", "| v | other |"),
+        "| v | other | — | — | 3.00 | — |"
+    );
+}
+
+#[test]
+fn report_ratio_is_engine_over_cellar_with_losses_in_bold() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = report_ok(dir.path(), "out", &fixtures(dir.path()));
+    // fillrandom: rocksdb 150K against Cellar's 100K: a Cellar loss, in bold.
+    assert_eq!(
+        row(&md, "### `fillrandom`", "| rocksdb |"),
+        "| rocksdb | 150,000 | 5.00 | 11.0 | **1.50** |"
+    );
+    assert!(row(&md, "### `fillrandom`", "| cellar |").ends_with("| 1.00 |"));
+    // fillsync/1: rocksdb at half of Cellar, plain.
+    assert!(row(&md, "### `fillsync`", "| 1 | rocksdb |").ends_with("| 0.50 |"));
+    // readrandom: no Cellar record.
+    assert!(row(&md, "### `readrandom`", "| rocksdb |").ends_with("| — |"));
+    // Three runs of Cellar's single lookups: median 17,000, ratio of mapfile 15.5/17.
+    assert_eq!(
+        row(&md, "#### lookup", "| single | cellar |"),
+        "| single | cellar | 17,000 | 3 (15,000–20,000) | 27.0 | 418.0 | op | 1.00 |"
+    );
+    assert!(row(&md, "#### lookup", "| single | mapfile |")
+        .ends_with("| 1 | 24.0 | 489.0 | op | 0.91 |"));
+    // Skipped engine: said so, no ratio.
+    assert!(row(&md, "#### insert", "| durable | mapfile |")
+        .starts_with("| durable | mapfile | skipped: MapFile has no per-write durability |"));
+    // import: rows/ms, and ops/s ÷ 1000 where rows_per_ms is missing.
+    assert!(row(&md, "#### durable", "| w1 | fjall |").ends_with("| **1.50** |"));
+    assert!(row(&md, "#### buffered", "| w1 | fjall |").starts_with("| w1 | fjall | 519.0 |"));
+    // Every loss is listed again.
+    let behind = &md[md.find("## Where Cellar is behind").unwrap()..];
+    for loss in [
+        "| fillrandom |  | ../in/db.jsonl | rocksdb | **1.50** |",
+        "| ycsb_c | t1 | ../in/ycsb.jsonl | lmdb | **2.02** |",
+        "| mapfile | lookup bucket=10 | ../in/mapfile.jsonl | mapfile | **1.17** |",
+    ] {
+        assert!(behind.contains(loss), "missing {loss:?} in\n{behind}");
+    }
+    assert!(!behind.contains("| ycsb_a |"), "0.98 is not a loss");
+}
+
+#[test]
+fn report_writes_svg_plots_linked_from_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = report_ok(dir.path(), "out", &fixtures(dir.path()));
+    for (name, words) in [
+        (
+            "ycsb-latency-ycsb-t1.svg",
+            &["cellar", "lmdb", "p99", "latency"][..],
+        ),
+        (
+            "import-writers-import.svg",
+            &["durable", "buffered", "fjall"][..],
+        ),
+        ("mapfile-buckets-mapfile.svg", &["lookups/s", "mapfile"][..]),
+    ] {
+        let path = dir.path().join("out/plots").join(name);
+        let svg = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(svg.starts_with("<svg "), "{name}");
+        assert!(
+            svg.contains("xmlns=\"http://www.w3.org/2000/svg\""),
+            "{name}"
+        );
+        assert!(svg.trim_end().ends_with("</svg>"), "{name}");
+        assert_eq!(svg.matches("<svg").count(), 1, "{name}");
+        for w in words {
+            assert!(svg.contains(w), "{name} lacks {w:?}");
+        }
+        assert!(
+            md.contains(&format!("](plots/{name})")),
+            "RESULTS.md does not link {name}"
+        );
+    }
+    let plots = std::fs::read_dir(dir.path().join("out/plots"))
+        .unwrap()
+        .count();
+    assert_eq!(plots, 3);
+}
+
+#[test]
+fn report_is_byte_identical_when_regenerated() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = fixtures(dir.path());
+    let first = report_ok(dir.path(), "a", &inputs);
+    let mut reversed = inputs.clone();
+    reversed.reverse();
+    let second = report_ok(dir.path(), "b", &reversed);
+    assert_eq!(
+        first, second,
+        "input order or a second run changed RESULTS.md"
+    );
+    let names = |d: &str| {
+        let mut v: Vec<_> = std::fs::read_dir(dir.path().join(d).join("plots"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names("a"), names("b"));
+    for name in names("a") {
+        let a = std::fs::read(dir.path().join("a/plots").join(&name)).unwrap();
+        let b = std::fs::read(dir.path().join("b/plots").join(&name)).unwrap();
+        assert!(a == b, "{name:?} differs between runs");
+    }
+}
+
+#[test]
+fn report_skips_a_malformed_line_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = fixtures(dir.path());
+    let out = report(&dir.path().join("out"), &inputs, &[]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("../in/odd.jsonl:2: skipped: not JSON"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("../in/odd.jsonl:3: skipped: not a JSON object"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("../in/odd.jsonl:5: skipped: no \"engine\" field"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("odd.jsonl:4"),
+        "a blank line is not malformed: {stderr}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("out/RESULTS.md")).unwrap();
+    let skipped = &md[md.find("## Input lines skipped").expect("skipped section")..];
+    assert!(
+        skipped.contains("* `../in/odd.jsonl:2`: not JSON"),
+        "{skipped}"
+    );
+    assert!(md.contains("* [../in/odd.jsonl](../in/odd.jsonl) (2 records)"));
+
+    // --strict: the first malformed line fails the report, which writes nothing.
+    let out = report(&dir.path().join("strict"), &inputs, &["--strict"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("../in/odd.jsonl:2: not JSON"), "{stderr}");
+    assert!(!dir.path().join("strict/RESULTS.md").exists());
+}
+
+#[test]
+fn report_shows_the_ceilings_file_and_rejects_a_broken_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = fixtures(dir.path());
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let ceilings = out_dir.join("fio-ceilings.json");
+    std::fs::write(
+        &ceilings,
+        r#"{"source":"From fio runs recorded in the notes","ceilings":[{"test":"4 KiB random read, QD1","result":"~19K IOPS","notes":"p50 ~50 µs"}]}"#,
+    )
+    .unwrap();
+    let md = report_ok(dir.path(), "out", &inputs);
+    assert!(md.contains("From fio runs recorded in the notes (`fio-ceilings.json`)."));
+    assert!(md.contains("| 4 KiB random read, QD1 | ~19K IOPS | p50 ~50 µs |"));
+
+    std::fs::write(&ceilings, "{\"source\":").unwrap();
+    let out = report(&out_dir, &inputs, &[]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fio-ceilings.json"));
+}
+
+#[test]
+fn report_fails_clearly_on_a_missing_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.jsonl");
+    let out = report(&dir.path().join("out"), &[missing], &[]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("nope.jsonl"), "{stderr}");
+}
