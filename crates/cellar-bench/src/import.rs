@@ -16,6 +16,11 @@
 //! * `buffered/wN` ("autoflush off", 12 MiB write buffer): rows collect in a client buffer
 //!   until their keys and values reach `--buffer-mb`, then go as one
 //!   `put_batch(sync = false)`; the rest when the writer ends.
+//!
+//! HBase, the seed's own system, runs the same variants when named in `--engines` (the Java
+//! peer of seed 000 in its import mode: hbase.rs).
+
+mod hbase;
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -43,8 +48,9 @@ const VERIFY_ROWS: u64 = 1000;
 
 #[derive(Debug, Clone, Args)]
 pub struct ImportArgs {
-    /// Engines, comma-separated, or "all": cellar, rocksdb, lmdb, fjall, sqlite. Engines not
-    /// compiled into this binary are skipped, with a note.
+    /// Engines, comma-separated, or "all": cellar, rocksdb, lmdb, fjall, sqlite; and hbase (the
+    /// Java peer, only when named; not part of "all"). Engines not compiled into this binary,
+    /// or hbase when java or its jar is missing, are skipped, with a note.
     #[arg(long, value_name = "LIST", default_value = "all")]
     pub engines: String,
 
@@ -99,6 +105,15 @@ pub struct ImportArgs {
     /// Keep the last database of each engine after the run.
     #[arg(long)]
     pub keep_db: bool,
+
+    /// The bench/java folder of the HBase peer [default: $CELLAR_BENCH_JAVA_DIR, else the
+    /// source tree's]
+    #[arg(long, value_name = "DIR")]
+    pub java_dir: Option<PathBuf>,
+
+    /// Maximum heap of the HBase peer (MiB)
+    #[arg(long, value_name = "MB", default_value_t = 4096)]
+    pub java_heap_mb: u64,
 
     /// Internal: run as the child process of one engine with this JSON config.
     #[arg(long, hide = true, value_name = "JSON")]
@@ -229,8 +244,14 @@ impl RowReader {
 }
 
 impl ImportConfig {
-    fn resolve(a: &ImportArgs) -> Result<(ImportConfig, Vec<String>, u64)> {
-        let (engines, skipped) = suite::select_engines(&a.engines)?;
+    /// The config of the Rust engines, the skip notes, and whether hbase was asked for.
+    fn resolve(a: &ImportArgs) -> Result<(ImportConfig, Vec<String>, bool)> {
+        let (rust, want_hbase) = hbase::take_from_list(&a.engines);
+        let (engines, skipped) = if want_hbase && rust.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            suite::select_engines(&rust)?
+        };
         let records = a
             .records
             .unwrap_or(if a.quick { QUICK_RECORDS } else { 2_000_000 });
@@ -261,7 +282,7 @@ impl ImportConfig {
             cache_bytes: a.cache_mb * MIB,
             keep_db: a.keep_db,
         };
-        Ok((cfg, skipped, a.seed))
+        Ok((cfg, skipped, want_hbase))
     }
 }
 
@@ -271,14 +292,29 @@ pub fn run(a: &ImportArgs) -> Result<()> {
             serde_json::from_str(json).map_err(|e| invalid(format!("--child config: {e}")))?;
         return child_main(&cfg);
     }
-    let (cfg, skipped, seed) = ImportConfig::resolve(a)?;
+    let (cfg, mut skipped, want_hbase) = ImportConfig::resolve(a)?;
+    let java_dir = a
+        .java_dir
+        .clone()
+        .unwrap_or_else(crate::java::default_java_dir);
+    let run_hbase = want_hbase
+        && match hbase::available(&java_dir) {
+            Ok(()) => true,
+            Err(why) => {
+                skipped.push(format!("hbase: {why}"));
+                false
+            }
+        };
+    if cfg.engines.is_empty() && !run_hbase {
+        return Err(invalid("--engines names no engine that can run here"));
+    }
     suite::check_writable(a.json.as_deref())?;
     for why in &skipped {
         eprintln!("[import] skipped {why}");
     }
     std::fs::create_dir_all(&cfg.db_dir).map_err(|e| BenchError::io(&cfg.db_dir, e))?;
     let t0 = Instant::now();
-    write_input(&cfg.input, cfg.records, seed)?;
+    write_input(&cfg.input, cfg.records, a.seed)?;
     eprintln!(
         "[import] input {} ({} rows) ready in {:.1} s",
         cfg.input.display(),
@@ -301,13 +337,23 @@ pub fn run(a: &ImportArgs) -> Result<()> {
             failure.get_or_insert(e);
         }
     }
+    let mut order = cfg.engines.clone();
+    if run_hbase {
+        let (mut got, r) = hbase::run(&cfg, &java_dir, a.java_heap_mb);
+        records.append(&mut got);
+        if let Err(e) = r {
+            eprintln!("[hbase] failed: {e}");
+            failure.get_or_insert(e);
+        }
+        order.push(hbase::NAME.to_string());
+    }
     if let Some(path) = &a.json {
         suite::write_json_lines(path, &records)?;
     }
-    print!("{}", suite::markdown(&records, &cfg.engines, &skipped));
+    print!("{}", suite::markdown(&records, &order, &skipped));
     println!(
         "\nLatency per write call: one row (durable) or one buffer of up to {} MiB \
-         (buffered); ops/s and rows/ms count rows. durable: the first {} rows; buffered: all {}.",
+         (buffered; hbase: one BufferedMutator.mutate call); ops/s and rows/ms count rows. durable: the first {} rows; buffered: all {}.",
         cfg.buffer_bytes / MIB,
         cfg.sync_records,
         cfg.records

@@ -126,3 +126,85 @@ fn import_runs_every_built_peer_with_small_buffers() {
         assert!(r["rows_per_ms"].as_f64().unwrap() > 0.0, "{r}");
     }
 }
+
+/// Whether the HBase peer's jar is built and java is on PATH.
+fn hbase_built() -> bool {
+    let jar = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/java/hbase/target/cellar-peer-hbase.jar");
+    let java = Command::new("java").arg("-version").output();
+    jar.is_file() && java.is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn import_skips_hbase_with_a_note_when_its_jar_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let java_dir = empty.path().to_str().unwrap();
+    let (stdout, records) = import(
+        dir.path(),
+        &[
+            "--engines",
+            "cellar,hbase",
+            "--java-dir",
+            java_dir,
+            "--records",
+            "1000",
+            "--sync-records",
+            "10",
+            "--writers",
+            "1",
+        ],
+    );
+    assert!(records.iter().all(|r| r["engine"] == "cellar"));
+    assert_eq!(records.len(), 2);
+    assert!(stdout.contains("skipped hbase:"), "{stdout}");
+}
+
+#[test]
+fn import_quick_with_hbase_when_built() {
+    if !hbase_built() {
+        eprintln!("skipped: the hbase peer is not built (cellar-bench peers setup)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, records) = import(
+        dir.path(),
+        &["--quick", "--engines", "cellar,hbase", "--writers", "1,2"],
+    );
+    let (cellar, hbase): (Vec<&Value>, Vec<&Value>) =
+        records.iter().partition(|r| r["engine"] == "cellar");
+    let variants: Vec<&str> = hbase
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        variants,
+        ["durable/w1", "durable/w2", "buffered/w1", "buffered/w2"]
+    );
+    for (h, c) in hbase.iter().zip(&cellar) {
+        assert_eq!(h["workload"], "import");
+        assert_eq!(h["variant"], c["variant"]);
+        let durable = h["sync"].as_bool().unwrap();
+        assert_eq!(h["ops"], if durable { 300 } else { 20_000 }, "{h}");
+        assert_eq!(h["threads"].as_u64().unwrap(), variants_writers(h));
+        let ops_per_sec = h["ops_per_sec"].as_f64().unwrap();
+        let rows_per_ms = h["rows_per_ms"].as_f64().unwrap();
+        assert!(ops_per_sec > 0.0, "{h}");
+        assert!((rows_per_ms * 1000.0 / ops_per_sec - 1.0).abs() < 1e-9);
+        assert!(h["p99_us"].as_f64().unwrap() >= h["p50_us"].as_f64().unwrap());
+        // The same rows, read back from HBase: the same key and value sizes.
+        assert_eq!(h["key_bytes"], c["key_bytes"], "{h}");
+        assert_eq!(h["value_bytes"], c["value_bytes"], "{h}");
+        let (unit, op, calls) = if durable {
+            ("write call", "put_sync", 300)
+        } else {
+            ("mutate call", "mutate", 20_000)
+        };
+        assert_eq!(h["latency_unit"], unit);
+        assert_eq!(h["op_latency"][op]["ops"], calls, "{h}");
+    }
+    assert!(
+        stdout.contains("| import | buffered/w2 | hbase |"),
+        "{stdout}"
+    );
+}

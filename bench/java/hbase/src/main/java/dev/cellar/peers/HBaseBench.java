@@ -47,23 +47,19 @@ public final class HBaseBench {
 
     private static void run(String[] argv) throws Exception {
         PrintStream out = Peer.takeStdout();
+        if (argv.length >= 2 && argv[0].equals("--mode")) {
+            if (!argv[1].equals("import")) {
+                throw new IllegalArgumentException("unknown --mode " + argv[1] + " (only: import)");
+            }
+            HBaseImport.run(java.util.Arrays.copyOfRange(argv, 2, argv.length), out);
+            return;
+        }
         BenchArgs a = BenchArgs.parse(argv);
         if (a.selfTest) {
             Vector.print(out);
             return;
         }
-        File root = new File(a.dir, "hbase").getAbsoluteFile();
-        System.setProperty("test.build.data.basedirectory", root.getPath());
-        System.setProperty("hadoop.tmp.dir", new File(root, "tmp").getPath());
-        Configuration conf = HBaseConfiguration.create();
-        conf.setInt("hbase.master.info.port", -1);
-        conf.setInt("hbase.regionserver.info.port", -1);
-        conf.set("hadoop.tmp.dir", new File(root, "tmp").getPath());
-        HBaseTestingUtility util = new HBaseTestingUtility(conf);
-        long t0 = System.nanoTime();
-        System.err.println("[hbase] starting the mini-cluster under " + root);
-        util.startMiniCluster(1);
-        System.err.printf("[hbase] mini-cluster up in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        HBaseTestingUtility util = startCluster(a.dir);
         try {
             Connection conn = util.getConnection();
             Admin admin = util.getAdmin();
@@ -83,6 +79,23 @@ public final class HBaseBench {
                 util.cleanupTestDir();
             }
         }
+    }
+
+    /** Starts the mini-cluster with its data under {@code <dir>/hbase}. */
+    static HBaseTestingUtility startCluster(String dir) throws Exception {
+        File root = new File(dir, "hbase").getAbsoluteFile();
+        System.setProperty("test.build.data.basedirectory", root.getPath());
+        System.setProperty("hadoop.tmp.dir", new File(root, "tmp").getPath());
+        Configuration conf = HBaseConfiguration.create();
+        conf.setInt("hbase.master.info.port", -1);
+        conf.setInt("hbase.regionserver.info.port", -1);
+        conf.set("hadoop.tmp.dir", new File(root, "tmp").getPath());
+        HBaseTestingUtility util = new HBaseTestingUtility(conf);
+        long t0 = System.nanoTime();
+        System.err.println("[hbase] starting the mini-cluster under " + root);
+        util.startMiniCluster(1);
+        System.err.printf("[hbase] mini-cluster up in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        return util;
     }
 
     private static void createTable(Admin admin, TableName name, Durability durability) throws Exception {
