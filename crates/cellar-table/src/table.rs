@@ -195,6 +195,42 @@ impl Table {
         TableWriter::new(self.clone(), options)
     }
 
+    /// Whether a put of this cell would be accepted (family, key and value sizes,
+    /// timestamp), without writing anything: lets a caller check a whole statement before
+    /// buffering any of it.
+    pub fn check_put(
+        &self,
+        row: &[u8],
+        family: &str,
+        qualifier: &[u8],
+        ts: Option<u64>,
+        value: &[u8],
+    ) -> Result<()> {
+        self.family(family)?;
+        check_key_size(row, qualifier)?;
+        if value.len() > MAX_VALUE_LEN {
+            return Err(TableError::InvalidArgument(format!(
+                "value of {} bytes exceeds the limit of {MAX_VALUE_LEN} bytes",
+                value.len()
+            )));
+        }
+        if let Some(t) = ts.filter(|&t| t > MAX_TIMESTAMP) {
+            return Err(TableError::InvalidArgument(format!(
+                "timestamp {t} is reserved; timestamps must be at most {MAX_TIMESTAMP}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether a delete of `row` (`family` `None`), of a family of it, or of one column
+    /// (`qualifier`) would be accepted, without writing anything.
+    pub fn check_delete(&self, row: &[u8], family: Option<&str>, qualifier: &[u8]) -> Result<()> {
+        if let Some(f) = family {
+            self.family(f)?;
+        }
+        check_key_size(row, qualifier)
+    }
+
     pub(crate) fn add_put(
         &self,
         batch: &mut WriteBatch,
@@ -204,23 +240,9 @@ impl Table {
         ts: Option<u64>,
         value: &[u8],
     ) -> Result<u64> {
+        self.check_put(row, family, qualifier, ts, value)?;
         let f = self.family(family)?;
-        check_key_size(row, qualifier)?;
-        if value.len() > MAX_VALUE_LEN {
-            return Err(TableError::InvalidArgument(format!(
-                "value of {} bytes exceeds the limit of {MAX_VALUE_LEN} bytes",
-                value.len()
-            )));
-        }
-        let ts = match ts {
-            Some(t) if t > MAX_TIMESTAMP => {
-                return Err(TableError::InvalidArgument(format!(
-                    "timestamp {t} is reserved; timestamps must be at most {MAX_TIMESTAMP}"
-                )))
-            }
-            Some(t) => t,
-            None => next_timestamp(),
-        };
+        let ts = ts.unwrap_or_else(next_timestamp);
         let mut key = Vec::new();
         encode_cell_key(row, qualifier, ts, &mut key);
         batch.put(&f.keyspace, &key, value);

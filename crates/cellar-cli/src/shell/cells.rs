@@ -7,13 +7,8 @@
 use std::io::Write;
 use std::ops::Bound;
 
-use cellar_engine::types::{MAX_KEY_LEN, MAX_VALUE_LEN};
-use cellar_hql::{ColumnRef, Columns, Delete, Insert, InsertCell, RowPredicate, Select};
-use cellar_table::cell_key::encoded_cell_key_len;
-use cellar_table::timestamp::MAX_TIMESTAMP;
-use cellar_table::{
-    ColumnSelector, RowSelection, ScanSpec, Table, TableError, TimeRange, WriterOptions,
-};
+use cellar_hql::{ColumnRef, Columns, Delete, Insert, RowPredicate, Select};
+use cellar_table::{ColumnSelector, RowSelection, ScanSpec, Table, TimeRange, WriterOptions};
 
 use super::exec::{format_cell, ExecError, Session};
 
@@ -138,7 +133,7 @@ impl Session<'_> {
     pub(super) fn insert(&self, ins: &Insert) -> Result<(), ExecError> {
         let table = self.store.table(&ins.table)?;
         for c in &ins.cells {
-            check_cell(&table, c)?;
+            table.check_put(&c.row, &c.family, &c.qualifier, c.timestamp, &c.value)?;
         }
         let mut w = table.writer(WriterOptions {
             // One batch, however large the statement.
@@ -199,10 +194,11 @@ impl Session<'_> {
         let table = self.store.table(&d.table)?;
         if let Columns::List(cols) = &d.columns {
             for c in cols {
-                check_column(&table, &d.row, c)?;
+                let qualifier = c.qualifier.as_deref().unwrap_or_default();
+                table.check_delete(&d.row, Some(&c.family), qualifier)?;
             }
         } else {
-            check_key(&d.row, b"")?;
+            table.check_delete(&d.row, None, b"")?;
         }
         let mut w = table.writer(WriterOptions {
             buffer_size_bytes: usize::MAX,
@@ -254,54 +250,6 @@ fn families_read<'t>(
             Columns::All => true,
             Columns::List(l) => l.iter().any(|c| c.family == f.name),
         })
-}
-
-fn family_not_found(table: &Table, family: &str) -> ExecError {
-    ExecError::Table(TableError::FamilyNotFound {
-        table: table.name().to_string(),
-        family: family.to_string(),
-    })
-}
-
-/// What the table layer would reject of a cell, checked before anything is buffered.
-fn check_cell(table: &Table, c: &InsertCell) -> Result<(), ExecError> {
-    if table.schema().find_family(&c.family).is_none() {
-        return Err(family_not_found(table, &c.family));
-    }
-    check_key(&c.row, &c.qualifier)?;
-    if c.value.len() > MAX_VALUE_LEN {
-        return Err(ExecError::Invalid(format!(
-            "value of {} bytes exceeds the limit of {MAX_VALUE_LEN} bytes",
-            c.value.len()
-        )));
-    }
-    if let Some(ts) = c.timestamp.filter(|&t| t > MAX_TIMESTAMP) {
-        return Err(ExecError::Invalid(format!(
-            "timestamp {ts} is reserved; timestamps must be at most {MAX_TIMESTAMP}"
-        )));
-    }
-    Ok(())
-}
-
-/// What the table layer would reject of a DELETE's column.
-fn check_column(table: &Table, row: &[u8], c: &ColumnRef) -> Result<(), ExecError> {
-    if table.schema().find_family(&c.family).is_none() {
-        return Err(family_not_found(table, &c.family));
-    }
-    check_key(row, c.qualifier.as_deref().unwrap_or_default())
-}
-
-fn check_key(row: &[u8], qualifier: &[u8]) -> Result<(), ExecError> {
-    let len = encoded_cell_key_len(row, qualifier);
-    if len > MAX_KEY_LEN {
-        return Err(ExecError::Invalid(format!(
-            "row ({} bytes) and qualifier ({} bytes) are too long: their cell key would be \
-             {len} bytes, the limit is {MAX_KEY_LEN} (each 0x00 byte counts twice)",
-            row.len(),
-            qualifier.len()
-        )));
-    }
-    Ok(())
 }
 
 fn row_selection(row: &RowPredicate) -> RowSelection {
