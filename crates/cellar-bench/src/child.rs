@@ -10,6 +10,8 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
+use serde::de::DeserializeOwned;
+
 use crate::config::Config;
 use crate::error::{BenchError, Result};
 use crate::report::Record;
@@ -20,37 +22,61 @@ pub const RESULT_PREFIX: &str = "@cellar-bench-result ";
 /// Parent side: runs `engine`'s child, returning its records in order. On failure the
 /// records that did arrive come back alongside the error.
 pub fn run_engine(cfg: &Config, engine: &str) -> (Vec<Record>, Result<()>) {
+    match serde_json::to_string(&cfg.for_engine(engine)) {
+        Ok(json) => run_child("db", engine, &json),
+        Err(e) => (
+            Vec::new(),
+            Err(child_err(
+                engine,
+                format!("config could not be encoded: {e}"),
+            )),
+        ),
+    }
+}
+
+/// Parent side of every workload: runs `<exe> <subcommand> --child <config_json>` and
+/// collects the records its stdout announces with [`RESULT_PREFIX`]. On failure the records
+/// that did arrive come back alongside the error.
+pub fn run_child<R: DeserializeOwned>(
+    subcommand: &str,
+    engine: &str,
+    config_json: &str,
+) -> (Vec<R>, Result<()>) {
     let mut records = Vec::new();
-    let r = spawn_and_collect(cfg, engine, &mut records);
+    let r = spawn_and_collect(subcommand, engine, config_json, &mut records);
     (records, r)
 }
 
-fn child_err(engine: &str, what: impl Into<String>) -> BenchError {
+pub fn child_err(engine: &str, what: impl Into<String>) -> BenchError {
     BenchError::Child {
         engine: engine.to_string(),
         what: what.into(),
     }
 }
 
-fn spawn_and_collect(cfg: &Config, engine: &str, records: &mut Vec<Record>) -> Result<()> {
+fn spawn_and_collect<R: DeserializeOwned>(
+    subcommand: &str,
+    engine: &str,
+    config_json: &str,
+    records: &mut Vec<R>,
+) -> Result<()> {
     let exe = std::env::current_exe().map_err(|e| BenchError::io("current executable", e))?;
-    let json = serde_json::to_string(&cfg.for_engine(engine))
-        .map_err(|e| child_err(engine, format!("config could not be encoded: {e}")))?;
     let mut child = Command::new(&exe)
-        .arg("db")
-        .arg("--child")
-        .arg(json)
+        .args([subcommand, "--child", config_json])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| BenchError::io(&exe, e))?;
-    let stdout = child.stdout.take().expect("stdout is piped");
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| child_err(engine, "has no stdout pipe"))?;
     let mut protocol_error = None;
     for line in BufReader::new(stdout).lines() {
         let line = line.map_err(|e| BenchError::io("child stdout", e))?;
         match line.strip_prefix(RESULT_PREFIX) {
-            Some(j) => match serde_json::from_str::<Record>(j) {
+            Some(j) => match serde_json::from_str::<R>(j) {
                 Ok(r) => records.push(r),
                 Err(e) => {
                     protocol_error.get_or_insert(format!("sent a malformed result ({e}): {j}"));

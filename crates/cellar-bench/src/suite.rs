@@ -8,9 +8,8 @@
 //! [`SuiteRecord`] in JSON; progress goes to stderr.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -130,65 +129,7 @@ pub fn emit(r: &SuiteRecord) -> Result<()> {
         .map_err(|e| BenchError::io("stdout", e))
 }
 
-/// Parent side: runs `<exe> <subcommand> --child <config_json>` and collects its records.
-/// On failure the records that did arrive come back alongside the error.
-pub fn run_child(
-    subcommand: &str,
-    engine: &str,
-    config_json: &str,
-) -> (Vec<SuiteRecord>, Result<()>) {
-    let mut records = Vec::new();
-    let r = spawn_and_collect(subcommand, engine, config_json, &mut records);
-    (records, r)
-}
-
-fn child_err(engine: &str, what: impl Into<String>) -> BenchError {
-    BenchError::Child {
-        engine: engine.to_string(),
-        what: what.into(),
-    }
-}
-
-fn spawn_and_collect(
-    subcommand: &str,
-    engine: &str,
-    config_json: &str,
-    records: &mut Vec<SuiteRecord>,
-) -> Result<()> {
-    let exe = std::env::current_exe().map_err(|e| BenchError::io("current executable", e))?;
-    let mut child = Command::new(&exe)
-        .args([subcommand, "--child", config_json])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| BenchError::io(&exe, e))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| child_err(engine, "has no stdout pipe"))?;
-    let mut protocol_error = None;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| BenchError::io("child stdout", e))?;
-        match line.strip_prefix(RESULT_PREFIX) {
-            Some(j) => match serde_json::from_str::<SuiteRecord>(j) {
-                Ok(r) => records.push(r),
-                Err(e) => {
-                    protocol_error.get_or_insert(format!("sent a malformed result ({e}): {j}"));
-                }
-            },
-            None => eprintln!("[{engine} stdout] {line}"),
-        }
-    }
-    let status = child.wait().map_err(|e| BenchError::io(&exe, e))?;
-    if !status.success() {
-        return Err(child_err(engine, format!("failed ({status})")));
-    }
-    match protocol_error {
-        Some(what) => Err(child_err(engine, what)),
-        None => Ok(()),
-    }
-}
+pub use crate::child::run_child;
 
 pub fn write_json_lines(path: &Path, records: &[SuiteRecord]) -> Result<()> {
     let mut out = Vec::new();
