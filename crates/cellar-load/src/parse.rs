@@ -2,16 +2,14 @@
 
 use std::path::Path;
 
+// The engine's limits, checked per cell so that a bad line is reported with its line number
+// instead of failing the whole load at SST-writing time.
+use cellar_engine::types::{MAX_KEY_LEN as MAX_KEY_BYTES, MAX_VALUE_LEN as MAX_VALUE_BYTES};
 use rayon::prelude::*;
 
 use crate::input::{Chunk, ChunkReader};
 use crate::run::{ChunkCells, RunSet};
 use crate::{LoadError, LoadSpec, LoadStats, LoadTarget, Progress, ProgressSink};
-
-/// Engine limits (`cellar_engine::types`), checked per cell so that a bad line is reported
-/// with its line number instead of failing the whole load at SST-writing time.
-const MAX_KEY_BYTES: usize = 64 * 1024;
-const MAX_VALUE_BYTES: usize = 64 * 1024 * 1024;
 
 /// How a file's columns become cells.
 pub enum Layout {
