@@ -97,6 +97,7 @@ impl Db {
             ));
         }
         self.inner.check_poisoned()?;
+        let mut dropped = None;
         log_and_apply(
             &self.inner,
             |meta| {
@@ -106,6 +107,7 @@ impl Db {
                     .find(|(_, k)| k.name == name)
                     .map(|(id, _)| *id)
                     .ok_or_else(|| Error::KeyspaceNotFound(name.to_string()))?;
+                dropped = Some(id);
                 // Its files go with it: `log_and_apply` marks them obsolete.
                 let edit = VersionEdit {
                     dropped_keyspaces: vec![id],
@@ -114,7 +116,12 @@ impl Db {
                 Ok(edit)
             },
             None,
-        )
+        )?;
+        // Ids are never reused, so a filter left behind would only leak.
+        if let Some(id) = dropped {
+            self.inner.compaction_filters.write().remove(&id);
+        }
+        Ok(())
     }
 
     /// Writes every memtable to level 0 and waits until that is done.
