@@ -5,7 +5,7 @@
 //! input (plain or .gz) ─ 8 MiB chunks at line ends ─► parse in parallel (rayon)
 //!    each line: row key column → row; every other non-empty field → one cell of the family
 //!    its header names, encoded into the family's sort key by the caller's `encode_key`
-//! ─► per family, an in-memory run (chunk arenas + 24-byte entries)
+//! ─► per family, an in-memory run (chunk arenas + 40-byte entries)
 //!    memory budget reached → sort the runs (parallel) and spill them to temporary files
 //! ─► end of input: sort the last runs; k-way merge of spilled + in-memory runs per family
 //!    (families in parallel) → `IngestWriter` → SSTs
