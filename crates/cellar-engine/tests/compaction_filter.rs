@@ -80,11 +80,27 @@ fn compaction_filter_never_uncovers_an_older_version_below() {
     let ks = db.default_keyspace();
     let wo = WriteOptions::default();
     db.put(&ks, b"key", b"old", &wo).expect("put");
+    // Incompressible padding, more than level 1's target: "old" must end up below level 1,
+    // so that the compaction taking "expired" out of level 0 is not the bottom one.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
     for i in 0..300u32 {
-        db.put(&ks, format!("pad{i:04}").as_bytes(), &[7u8; 64], &wo)
+        let pad: Vec<u8> = (0..200)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        db.put(&ks, format!("pad{i:04}").as_bytes(), &pad, &wo)
             .expect("put");
     }
     db.compact_range(&ks, None, None).expect("compact");
+    let levels = &db.stats().keyspaces[0].levels;
+    assert!(
+        levels[1].files == 0 && levels[2..].iter().any(|l| l.files > 0),
+        "{levels:?}"
+    );
     db.put(&ks, b"key", b"expired", &wo).expect("put");
     db.flush().expect("flush");
     db.set_compaction_filter(&ks, Some(Arc::new(DropExpired)));
