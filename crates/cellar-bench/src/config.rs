@@ -64,6 +64,7 @@ pub struct Config {
     pub compact: bool,
     pub db_dir: PathBuf,
     pub keep_db: bool,
+    pub use_existing_db: bool,
     pub rocksdb_statistics: bool,
     pub rocksdb_index_filter: IndexFilter,
 }
@@ -180,7 +181,8 @@ impl Config {
             seed: raw.seed,
             compact: raw.compact,
             db_dir: raw.db_dir.clone(),
-            keep_db: raw.keep_db,
+            keep_db: raw.keep_db || raw.use_existing_db,
+            use_existing_db: raw.use_existing_db,
             rocksdb_statistics: !raw.rocksdb_no_statistics,
             rocksdb_index_filter: raw.rocksdb_index_filter,
         })

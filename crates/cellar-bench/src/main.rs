@@ -25,6 +25,10 @@ mod ycsb;
 
 /// Cellar ships with mimalloc: with glibc's allocator the engine's many small, cross-thread
 /// allocations (skiplist nodes freed by the flush thread) cost ~3x in write throughput.
+/// Built with mimalloc's `no_thp` feature: mimalloc v3 otherwise asks for transparent huge
+/// pages, and on this kind of VM a first-touch fault of a 2 MiB page costs about 3x what the
+/// same 512 small pages cost (fio-free measurement in docs/benchmarks.md); a cold block cache
+/// grows by a page every block, so readrandom spent 1.3 us per lookup more in the kernel.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -217,6 +221,12 @@ pub struct DbArgs {
     /// Keep the databases after the run instead of deleting them.
     #[arg(long)]
     pub keep_db: bool,
+
+    /// Reuse the database a previous run left in --db-dir (with --keep-db) instead of
+    /// deleting it: read workloads then skip the untimed prefill (db_bench's
+    /// --use_existing_db). Implies --keep-db. For profiling reads on one dataset.
+    #[arg(long)]
+    pub use_existing_db: bool,
 
     /// Do not enable RocksDB's statistics (they cost a little speed); its reads/op then
     /// come from /proc/self/io read syscalls.

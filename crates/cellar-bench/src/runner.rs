@@ -79,7 +79,15 @@ impl<'a> Runner<'a> {
 
     /// Runs every workload, handing each record to `emit` as soon as it exists.
     pub fn run_all(&mut self, emit: &mut dyn FnMut(Record) -> Result<()>) -> Result<()> {
-        procfs::remove_dir(&self.main_dir())?;
+        if self.cfg.use_existing_db && self.main_dir().is_dir() {
+            self.filled = true;
+            self.notes.push(format!(
+                "existing database reused: {}",
+                self.main_dir().display()
+            ));
+        } else {
+            procfs::remove_dir(&self.main_dir())?;
+        }
         procfs::remove_dir(&self.sync_dir())?;
         for &w in &self.cfg.workloads {
             self.run_one(w, emit)?;

@@ -11,7 +11,8 @@ mod shell_cmd;
 mod show;
 
 /// The allocator Cellar ships with (as in cellar-bench): glibc malloc costs several times
-/// more in the engine's small cross-thread allocations.
+/// more in the engine's small cross-thread allocations. `no_thp` as in cellar-bench: huge
+/// pages make a growing block cache's page faults costlier on this kind of VM.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -191,8 +191,14 @@ fn cache_counts(inner: &DbInner) -> (u64, u64) {
     )
 }
 
-/// Below this many keys per thread, splitting a batch costs more than it saves.
+/// Below this many keys per thread, splitting a batch costs more than it saves (when most
+/// lookups hit the block cache).
 const MIN_KEYS_PER_THREAD: usize = 8;
+
+/// When at least this share (per mille) of the previous batch's block lookups missed the
+/// cache, lookups mostly wait on reads: one key per thread then keeps the most reads in
+/// flight (a 10-key bucket reaches queue depth 10 instead of 1).
+const IO_BOUND_MISS_PERMILLE: u64 = 500;
 
 /// Newest entry visible at `seq` for each of `sorted` (ascending, distinct user keys), one
 /// pass per file.
@@ -284,13 +290,17 @@ impl Db {
                 .collect())
         };
         let (hits0, misses0) = cache_counts(inner);
+        let miss_permille = inner.multi_get_miss_permille.load(Ordering::Relaxed);
+        let min_keys = if miss_permille >= IO_BOUND_MISS_PERMILLE {
+            1
+        } else {
+            MIN_KEYS_PER_THREAD
+        };
         let chunks = match &inner.multi_get_pool {
             Some(pool)
-                if sorted.len() >= 2 * MIN_KEYS_PER_THREAD
-                    && inner.multi_get_miss_permille.load(Ordering::Relaxed)
-                        >= PARALLEL_MISS_PERMILLE =>
+                if sorted.len() >= 2 * min_keys && miss_permille >= PARALLEL_MISS_PERMILLE =>
             {
-                let n = (sorted.len() / MIN_KEYS_PER_THREAD).min(pool.current_num_threads());
+                let n = (sorted.len() / min_keys).min(pool.current_num_threads());
                 let per = sorted.len().div_ceil(n);
                 use rayon::prelude::*;
                 pool.install(|| sorted.par_chunks(per).map(run).collect::<Result<Vec<_>>>())?
