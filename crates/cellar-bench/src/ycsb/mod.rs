@@ -95,15 +95,16 @@ pub struct YcsbArgs {
     #[arg(long, value_name = "DIR", default_value = "bench-data")]
     pub db_dir: PathBuf,
 
-    /// Block cache in MiB [default: 1.5 × records × record size + 8 MiB].
+    /// Block cache in MiB [default: 1.5 × records × record size + 8 MiB]; not hbase (its
+    /// default: 40 % of the heap).
     #[arg(long, value_name = "M")]
     pub cache_mb: Option<u64>,
 
-    /// Memtable (write buffer) size in MiB.
+    /// Memtable (write buffer) size in MiB; not hbase (its default: 128 MiB per region).
     #[arg(long, value_name = "M", default_value_t = 64)]
     pub memtable_mb: u64,
 
-    /// Seed of every random choice (the same requests for every engine).
+    /// Seed of every random choice (the same requests for every engine, hbase included).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
