@@ -132,10 +132,14 @@ fn ycsb_quick_cellar_runs_load_and_every_core_workload() {
 #[test]
 fn ycsb_quick_runs_every_built_peer_and_skips_the_rest() {
     let dir = tempfile::tempdir().unwrap();
+    // No jar here: hbase, part of "all", is skipped with a note.
+    let no_java = tempfile::tempdir().unwrap();
     let (out, records) = ycsb(
         dir.path(),
         &[
             "--quick",
+            "--java-dir",
+            no_java.path().to_str().unwrap(),
             "--engines",
             "all",
             "--records",
@@ -172,6 +176,11 @@ fn ycsb_quick_runs_every_built_peer_and_skips_the_rest() {
     let mut seen: Vec<&str> = engines.clone();
     seen.dedup();
     assert_eq!(seen, want);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("skipped hbase: hbase is not built"),
+        "{stdout}"
+    );
     assert_eq!(records.len(), want.len() * 3);
     for r in &records {
         check_shape(r);
@@ -194,4 +203,70 @@ fn ycsb_rejects_an_unknown_workload() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown benchmark \"z\""));
+}
+
+#[test]
+fn ycsb_with_only_hbase_and_no_jar_fails_with_its_reason() {
+    let no_java = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["ycsb", "--quick", "--engines", "hbase", "--java-dir"])
+        .arg(no_java.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("names no engine that can run here"),
+        "{stderr}"
+    );
+}
+
+fn hbase_built() -> bool {
+    let jar = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/java/hbase/target/cellar-peer-hbase.jar");
+    let java = Command::new("java").arg("-version").output();
+    jar.is_file() && java.is_ok_and(|o| o.status.success())
+}
+
+/// The HBase peer runs every phase and, with one client thread, draws the very requests
+/// the Rust client draws: the same operation counts, inserts and reads as Cellar's.
+#[test]
+fn ycsb_quick_with_hbase_when_built() {
+    if !hbase_built() {
+        eprintln!("skipped: the hbase peer is not built (cellar-bench peers setup)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (out, records) = ycsb(dir.path(), &["--quick", "--engines", "cellar,hbase"]);
+    let (cellar, hbase): (Vec<&Value>, Vec<&Value>) =
+        records.iter().partition(|r| r["engine"] == "cellar");
+    assert_eq!(hbase.len(), 14, "{records:?}");
+    for (h, c) in hbase.iter().zip(&cellar) {
+        check_shape(h);
+        assert_eq!(h["workload"], c["workload"]);
+        assert_eq!(h["variant"], c["variant"]);
+        assert_eq!(h["ops"], 5000, "{h}");
+        assert_eq!(h["key_bytes"], 23);
+        assert_eq!(h["value_bytes"], 1140);
+        assert_eq!(h["sync"], false);
+        if h["variant"] == "t1" {
+            let counts = |r: &Value| -> Vec<(String, u64)> {
+                r["op_latency"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(op, l)| (op.clone(), l["ops"].as_u64().unwrap()))
+                    .collect()
+            };
+            assert_eq!(counts(h), counts(c), "{}", h["workload"]);
+            assert_eq!(h["records"], c["records"], "{}", h["workload"]);
+            assert_eq!(h["reads"], c["reads"], "{}", h["workload"]);
+        }
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("| ycsb_e | t4 | hbase |"), "{stdout}");
+    assert!(
+        !dir.path().join("db/ycsb-hbase").exists(),
+        "the mini-cluster's data is removed"
+    );
 }

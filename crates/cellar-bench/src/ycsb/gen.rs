@@ -15,13 +15,46 @@
 //!   and tracks the highest number below which every insert has completed, which is what
 //!   readers may ask for.
 //!
-//! Randomness comes from the caller's RNG, so a seed reproduces a sequence exactly.
+//! Randomness comes from the caller's [`YcsbRng`], so a seed reproduces a sequence exactly,
+//! here and in the Java peer (bench/java/common YcsbGen.java, the same algorithms step by
+//! step; bench/java/ycsb_vector.txt pins both, see vector.rs).
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use rand::Rng;
+use crate::peer_keys::{mix, GAMMA};
+
+/// The random source of every YCSB choice: SplitMix64 (peer_keys.rs), whose outputs Java
+/// reproduces bit for bit, with two derived draws defined here rather than borrowed from a
+/// crate so that the Java side can do exactly the same:
+/// * [`Self::next_f64`]: the top 53 bits of an output, times 2^-53 (uniform in [0, 1));
+/// * [`Self::below`]: `n` times an output, the high 64 bits of the 128-bit product (Lemire's
+///   method without the rejection step: its bias, below `n / 2^64`, is far under noise).
+#[derive(Debug, Clone)]
+pub struct YcsbRng {
+    state: u64,
+}
+
+impl YcsbRng {
+    pub fn new(seed: u64) -> Self {
+        YcsbRng { state: seed }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(GAMMA);
+        mix(self.state)
+    }
+
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// REQUIRES: `n` ≥ 1. Uniform in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+}
 
 /// YCSB's zipfian constant.
 pub const ZIPFIAN_CONSTANT: f64 = 0.99;
@@ -96,8 +129,8 @@ impl Zipfian {
     }
 
     /// A rank in `0..items`.
-    pub fn next(&self, rng: &mut impl Rng) -> u64 {
-        let u: f64 = rng.gen();
+    pub fn next(&self, rng: &mut YcsbRng) -> u64 {
+        let u = rng.next_f64();
         let uz = u * self.zetan;
         if uz < 1.0 {
             return 0;
@@ -110,7 +143,7 @@ impl Zipfian {
     }
 
     /// A rank in `0..items` after growing the item count to `items` (never shrinks).
-    pub fn next_below(&mut self, items: u64, rng: &mut impl Rng) -> u64 {
+    pub fn next_below(&mut self, items: u64, rng: &mut YcsbRng) -> u64 {
         if items > self.items {
             self.zetan = zeta_from(self.items, items, self.theta, self.zetan);
             self.items = items;
@@ -138,7 +171,7 @@ impl ScrambledZipfian {
         }
     }
 
-    pub fn next(&self, rng: &mut impl Rng) -> u64 {
+    pub fn next(&self, rng: &mut YcsbRng) -> u64 {
         self.min + fnv_hash64(self.ranks.next(rng)) % self.count
     }
 }
@@ -159,13 +192,13 @@ impl SkewedLatest {
     }
 
     /// A record number in `1..=newest`.
-    pub fn next(&mut self, newest: u64, rng: &mut impl Rng) -> u64 {
+    pub fn next(&mut self, newest: u64, rng: &mut YcsbRng) -> u64 {
         let newest = newest.max(1);
         newest - self.ranks.next_below(newest, rng).min(newest - 1)
     }
 }
 
-/// Uniform over `min..=max`.
+/// Uniform over `min..=max` (REQUIRES: `min <= max < u64::MAX`).
 #[derive(Debug, Clone, Copy)]
 pub struct Uniform {
     pub min: u64,
@@ -173,8 +206,8 @@ pub struct Uniform {
 }
 
 impl Uniform {
-    pub fn next(&self, rng: &mut impl Rng) -> u64 {
-        rng.gen_range(self.min..=self.max)
+    pub fn next(&self, rng: &mut YcsbRng) -> u64 {
+        self.min + rng.below(self.max - self.min + 1)
     }
 }
 
@@ -227,13 +260,10 @@ impl InsertCounter {
 mod tests {
     use super::*;
 
-    use rand::rngs::StdRng;
-    use rand::SeedableRng;
-
     const DRAWS: usize = 1_000_000;
 
-    fn rng(seed: u64) -> StdRng {
-        StdRng::seed_from_u64(seed)
+    fn rng(seed: u64) -> YcsbRng {
+        YcsbRng::new(seed)
     }
 
     /// Share of `count` in `draws`, and its binomial standard error at probability `p`.

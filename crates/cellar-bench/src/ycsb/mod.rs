@@ -6,8 +6,14 @@
 //! split over the threads. The default order is YCSB's recommended one, A, B, C, F, D, E:
 //! the read-mostly workloads see exactly the loaded records, and the two that insert (D, E)
 //! come last; records they insert stay for the workloads after them.
+//!
+//! HBase runs the same phases in the Java peer (hbase.rs): a mini-cluster in one JVM,
+//! YCSB's HBase client calls, the same requests drawn from the same seeds.
 
 mod gen;
+mod hbase;
+#[cfg(test)]
+mod vector;
 mod workload;
 
 use std::path::PathBuf;
@@ -30,8 +36,14 @@ const SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600)
 
 #[derive(Debug, Clone, Args)]
 pub struct YcsbArgs {
-    /// Engines, comma-separated, or "all": cellar, rocksdb, lmdb, fjall, sqlite. Engines not
-    /// compiled into this binary are skipped, with a note.
+    /// Engines, comma-separated, or "all": cellar, rocksdb, lmdb, fjall, sqlite, hbase.
+    /// Engines not compiled into this binary, or hbase when java or its jar is missing
+    /// (`cellar-bench peers setup` builds it), are skipped, with a note. hbase is an HBase
+    /// 2.6 mini-cluster in one JVM driven as YCSB's hbase2 binding drives a cluster: one
+    /// Table per client thread, Table.get / Table.put (no client-side buffering; WAL
+    /// durability SYNC_WAL, the table default: hflushed to the datanode, not fsynced) /
+    /// Table.getScanner; table `usertable`, family `family`, one column per field, one
+    /// region (not pre-split).
     #[arg(long, value_name = "LIST", default_value = "all")]
     pub engines: String,
 
@@ -83,21 +95,31 @@ pub struct YcsbArgs {
     #[arg(long, value_name = "DIR", default_value = "bench-data")]
     pub db_dir: PathBuf,
 
-    /// Block cache in MiB [default: 1.5 × records × record size + 8 MiB].
+    /// Block cache in MiB [default: 1.5 × records × record size + 8 MiB]; not hbase (its
+    /// default: 40 % of the heap).
     #[arg(long, value_name = "M")]
     pub cache_mb: Option<u64>,
 
-    /// Memtable (write buffer) size in MiB.
+    /// Memtable (write buffer) size in MiB; not hbase (its default: 128 MiB per region).
     #[arg(long, value_name = "M", default_value_t = 64)]
     pub memtable_mb: u64,
 
-    /// Seed of every random choice (the same requests for every engine).
+    /// Seed of every random choice (the same requests for every engine, hbase included).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
     /// Keep the databases after the run.
     #[arg(long)]
     pub keep_db: bool,
+
+    /// The bench/java folder of the HBase peer [default: $CELLAR_BENCH_JAVA_DIR, else the
+    /// source tree's].
+    #[arg(long, value_name = "DIR")]
+    pub java_dir: Option<PathBuf>,
+
+    /// Maximum heap of the HBase peer's JVM (client and mini-cluster), MiB.
+    #[arg(long, value_name = "MB", default_value_t = 4096)]
+    pub java_heap_mb: u64,
 
     /// Internal: run as the child process of one engine with this JSON config.
     #[arg(long, hide = true, value_name = "JSON")]
@@ -126,9 +148,15 @@ fn invalid(what: impl Into<String>) -> BenchError {
 }
 
 impl YcsbConfig {
-    /// The config and the engines skipped (not compiled in).
-    pub fn resolve(a: &YcsbArgs) -> Result<(YcsbConfig, Vec<String>)> {
-        let (engines, skipped) = suite::select_engines(&a.engines)?;
+    /// The config of the Rust engines, the engines skipped (not compiled in), and how HBase
+    /// was asked for.
+    pub fn resolve(a: &YcsbArgs) -> Result<(YcsbConfig, Vec<String>, hbase::Wanted)> {
+        let (rust, wanted) = hbase::take_from_list(&a.engines);
+        let (engines, skipped) = if wanted != hbase::Wanted::No && rust.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            suite::select_engines(&rust)?
+        };
         let mut workloads = Vec::new();
         for name in a
             .workloads
@@ -188,7 +216,7 @@ impl YcsbConfig {
             seed: a.seed,
             keep_db: a.keep_db,
         };
-        Ok((cfg, skipped))
+        Ok((cfg, skipped, wanted))
     }
 }
 
@@ -198,7 +226,22 @@ pub fn run(a: &YcsbArgs) -> Result<()> {
             serde_json::from_str(json).map_err(|e| invalid(format!("--child config: {e}")))?;
         return child_main(&cfg);
     }
-    let (cfg, skipped) = YcsbConfig::resolve(a)?;
+    let (cfg, mut skipped, wanted) = YcsbConfig::resolve(a)?;
+    let java_dir = a
+        .java_dir
+        .clone()
+        .unwrap_or_else(crate::java::default_java_dir);
+    let run_hbase = wanted != hbase::Wanted::No
+        && match hbase::available(&java_dir) {
+            Ok(()) => true,
+            Err(why) => {
+                skipped.push(format!("hbase: {why}"));
+                false
+            }
+        };
+    if cfg.engines.is_empty() && !run_hbase {
+        return Err(invalid("--engines names no engine that can run here"));
+    }
     suite::check_writable(a.json.as_deref())?;
     for why in &skipped {
         eprintln!("[ycsb] skipped {why}");
@@ -219,10 +262,20 @@ pub fn run(a: &YcsbArgs) -> Result<()> {
             failure.get_or_insert(e);
         }
     }
+    let mut order = cfg.engines.clone();
+    if run_hbase {
+        let (mut got, r) = hbase::run(&cfg, &java_dir, a.java_heap_mb);
+        records.append(&mut got);
+        if let Err(e) = r {
+            eprintln!("[hbase] failed: {e}");
+            failure.get_or_insert(e);
+        }
+        order.push(hbase::NAME.to_string());
+    }
     if let Some(path) = &a.json {
         suite::write_json_lines(path, &records)?;
     }
-    print!("{}", suite::markdown(&records, &cfg.engines, &skipped));
+    print!("{}", suite::markdown(&records, &order, &skipped));
     println!(
         "\nRecords: {} B keys, {} B values ({} fields × {} B). Latency per operation; \
          details: p50/p99 per operation type.",
@@ -342,11 +395,13 @@ impl<'a> Phases<'a> {
         let records = self.records;
         let threads = self.threads;
         let ops = self.cfg.operations;
-        // YCSB sizes the zipfian key space for the inserts it expects (twice the mean).
-        let expected_inserts = (ops as f64 * mix.insert * 2.0) as u64;
         // For `latest`, ζ over every record costs O(records): computed once, cloned per
         // thread.
-        let chooser = KeyChooser::new(mix.distribution, records, expected_inserts);
+        let chooser = KeyChooser::new(
+            mix.distribution,
+            records,
+            workload::expected_inserts(&mix, ops),
+        );
         let inserts = InsertCounter::new(records);
         let shared = RunShared {
             engine: self.engine,
@@ -356,11 +411,7 @@ impl<'a> Phases<'a> {
         };
         procfs::reset_peak_rss();
         let (elapsed, outs) = suite::run_threads(threads, |t| {
-            let seed = self
-                .cfg
-                .seed
-                .wrapping_mul(1_000_003)
-                .wrapping_add(ordinal * 1000 + t as u64);
+            let seed = workload::client_seed(self.cfg.seed, ordinal, t as u64);
             let n = crate::measure::share(ops, threads, t);
             client(&shared, chooser.clone(), self.shape.fork(t + 1), seed, n)
         })?;

@@ -11,15 +11,22 @@
 //!   big-endian name length, the name, a 4-byte big-endian value length, the value.
 //!   10 × 100 bytes gives 1140 bytes.
 //! * updates write the whole record (YCSB's `writeallfields=true`: a key-value store has no
-//!   field to update in place); reads read the whole record (`readallfields=true`).
+//!   field to update in place); reads read the whole record (`readallfields=true`). The
+//!   field YCSB would update is drawn all the same ([`Request::field`]): HBase, which has
+//!   columns, writes just that one, and both sides then draw the same sequence.
+//!
+//! The draws of one client, in order, per operation ([`next_request`]): the operation
+//! (`next_f64` against the cumulative proportions); unless it is an insert, the record
+//! (the request distribution); then for an update or read-modify-write the field
+//! (`below(field_count)`), for a scan its length (uniform 1..=100). An insert takes the next
+//! number from the shared [`InsertCounter`] and draws nothing. Client `t` of the workload
+//! at position `ordinal` seeds its [`YcsbRng`] with [`client_seed`].
 
 use std::time::Instant;
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use super::gen::{fnv_hash64, InsertCounter, ScrambledZipfian, SkewedLatest, Uniform};
+use super::gen::{fnv_hash64, InsertCounter, ScrambledZipfian, SkewedLatest, Uniform, YcsbRng};
 use crate::engine::{Direction, Engine, Seek};
 use crate::error::{BenchError, Result};
 use crate::keygen::ValueGen;
@@ -206,6 +213,12 @@ impl RecordShape {
     }
 }
 
+/// Inserts YCSB sizes a run's zipfian key space for: twice the mean a run of `operations`
+/// expects.
+pub fn expected_inserts(mix: &Mix, operations: u64) -> u64 {
+    (operations as f64 * mix.insert * 2.0) as u64
+}
+
 /// Picks record numbers by a workload's request distribution.
 #[derive(Clone)]
 pub enum KeyChooser {
@@ -228,7 +241,7 @@ impl KeyChooser {
 
     /// A record number below `complete` (all of which exist). As YCSB, a zipfian draw
     /// beyond the inserted records is drawn again.
-    pub fn next(&mut self, complete: u64, rng: &mut StdRng) -> u64 {
+    pub fn next(&mut self, complete: u64, rng: &mut YcsbRng) -> u64 {
         match self {
             KeyChooser::Zipfian(z) => loop {
                 let n = z.next(rng);
@@ -263,6 +276,66 @@ pub struct RunShared<'a> {
     pub value_bytes: usize,
 }
 
+/// The seed of client thread `thread` in the workload at position `ordinal` of the run.
+pub fn client_seed(seed: u64, ordinal: u64, thread: u64) -> u64 {
+    seed.wrapping_mul(1_000_003)
+        .wrapping_add(ordinal * 1000 + thread)
+}
+
+/// One operation as drawn, before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub op: Op,
+    /// The record read, updated, scanned from or (for an insert) claimed.
+    pub record: u64,
+    /// Update and read-modify-write: the field YCSB changes; otherwise 0.
+    pub field: usize,
+    /// Scan: records to visit; otherwise 0.
+    pub scan_len: usize,
+}
+
+impl Request {
+    /// Short form of the shared vector: `r12`, `u12.f3`, `i500`, `s12.n40`, `m12.f3`.
+    #[cfg(test)]
+    pub fn vector_form(&self) -> String {
+        match self.op {
+            Op::Read => format!("r{}", self.record),
+            Op::Update => format!("u{}.f{}", self.record, self.field),
+            Op::Insert => format!("i{}", self.record),
+            Op::Scan => format!("s{}.n{}", self.record, self.scan_len),
+            Op::ReadModifyWrite => format!("m{}.f{}", self.record, self.field),
+        }
+    }
+}
+
+/// The next operation of a client (the draws in the module comment). An insert's record
+/// is claimed here; the caller acknowledges it once written.
+pub fn next_request(
+    mix: &Mix,
+    chooser: &mut KeyChooser,
+    inserts: &InsertCounter,
+    field_count: usize,
+    rng: &mut YcsbRng,
+) -> Request {
+    let op = mix.choose(rng.next_f64());
+    let record = match op {
+        Op::Insert => inserts.claim(),
+        _ => chooser.next(inserts.complete(), rng),
+    };
+    let (mut field, mut scan_len) = (0, 0);
+    match op {
+        Op::Update | Op::ReadModifyWrite => field = rng.below(field_count as u64) as usize,
+        Op::Scan => scan_len = SCAN_LENGTH.next(rng) as usize,
+        Op::Read | Op::Insert => {}
+    }
+    Request {
+        op,
+        record,
+        field,
+        scan_len,
+    }
+}
+
 /// Client thread `t`: `ops` operations of the run's mix.
 pub fn client(
     s: &RunShared,
@@ -271,46 +344,38 @@ pub fn client(
     seed: u64,
     ops: u64,
 ) -> Result<ClientOut> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = YcsbRng::new(seed);
     let mut out = ClientOut::default();
     let mut key = Vec::with_capacity(RecordShape::key_bytes());
     let mut value = Vec::with_capacity(s.value_bytes);
     let field_count = shape.field_count();
     for _ in 0..ops {
-        let op = s.mix.choose(rng.gen());
+        let req = next_request(&s.mix, &mut chooser, s.inserts, field_count, &mut rng);
+        RecordShape::key(req.record, &mut key);
+        let op = req.op;
         match op {
             Op::Read => {
-                RecordShape::key(chooser.next(s.inserts.complete(), &mut rng), &mut key);
                 let t0 = Instant::now();
                 let got = s.engine.get(&key)?;
                 out.latency.record(op.name(), t0.elapsed());
                 out.count_read(s, &key, got)?;
             }
-            Op::Update => {
-                RecordShape::key(chooser.next(s.inserts.complete(), &mut rng), &mut key);
+            Op::Update | Op::Insert => {
                 shape.value(&mut value);
                 let t0 = Instant::now();
                 s.engine.put(&key, &value, false)?;
                 out.latency.record(op.name(), t0.elapsed());
-            }
-            Op::Insert => {
-                let n = s.inserts.claim();
-                RecordShape::key(n, &mut key);
-                shape.value(&mut value);
-                let t0 = Instant::now();
-                s.engine.put(&key, &value, false)?;
-                out.latency.record(op.name(), t0.elapsed());
-                s.inserts.acknowledge(n);
+                if op == Op::Insert {
+                    s.inserts.acknowledge(req.record);
+                }
             }
             Op::Scan => {
-                RecordShape::key(chooser.next(s.inserts.complete(), &mut rng), &mut key);
-                let len = SCAN_LENGTH.next(&mut rng) as usize;
                 let t0 = Instant::now();
                 let mut seek = Some(Seek::Key);
                 let mut visited = 0usize;
                 s.engine.scan(
                     Direction::Forward,
-                    len,
+                    req.scan_len,
                     &mut |buf| {
                         let target = seek.take()?;
                         buf.clone_from(&key);
@@ -324,14 +389,12 @@ pub fn client(
                 }
             }
             Op::ReadModifyWrite => {
-                RecordShape::key(chooser.next(s.inserts.complete(), &mut rng), &mut key);
                 // The engine hands out lengths, not values: the record read is rebuilt as
                 // it would be decoded, then one field changes.
-                let field = rng.gen_range(0..field_count);
                 let t0 = Instant::now();
                 let got = s.engine.get(&key)?;
                 shape.value(&mut value);
-                shape.set_field(&mut value, field);
+                shape.set_field(&mut value, req.field);
                 s.engine.put(&key, &value, false)?;
                 out.latency.record(op.name(), t0.elapsed());
                 out.count_read(s, &key, got)?;
@@ -399,10 +462,10 @@ mod tests {
         let e = core('e').unwrap();
         assert_eq!(e.choose(0.01), Op::Insert);
         assert_eq!(e.choose(0.5), Op::Scan);
-        let mut rng = StdRng::seed_from_u64(1);
+        let mut rng = YcsbRng::new(1);
         let b = core('b').unwrap();
         let updates = (0..100_000)
-            .filter(|_| b.choose(rng.gen()) == Op::Update)
+            .filter(|_| b.choose(rng.next_f64()) == Op::Update)
             .count();
         assert!((4_500..5_500).contains(&updates), "{updates}");
     }
@@ -439,7 +502,7 @@ mod tests {
     #[test]
     fn zipfian_chooser_never_picks_uninserted_records() {
         let mut c = KeyChooser::new(Distribution::Zipfian, 100, 50);
-        let mut rng = StdRng::seed_from_u64(2);
+        let mut rng = YcsbRng::new(2);
         assert!((0..10_000).all(|_| c.next(100, &mut rng) < 100));
         let mut l = KeyChooser::new(Distribution::Latest, 100, 0);
         assert!((0..10_000).all(|_| l.next(120, &mut rng) < 120));
