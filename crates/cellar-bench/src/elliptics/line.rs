@@ -223,8 +223,9 @@ pub fn write_json_lines(path: &Path, lines: &[Line]) -> Result<()> {
     std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
 }
 
+/// Milliseconds with three decimals: range reads take microseconds, cold gets milliseconds.
 fn ms(us: f64) -> String {
-    format!("{:.2}", us / 1000.0)
+    format!("{:.3}", us / 1000.0)
 }
 
 /// The comparison table: variants in run order, engines in run order.
