@@ -3,9 +3,9 @@
 
 mod child;
 mod config;
+mod elliptics;
 mod engine;
 mod engines;
-mod elliptics;
 mod error;
 mod gen_aol;
 mod hypertable;

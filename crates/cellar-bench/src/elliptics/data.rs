@@ -164,12 +164,19 @@ mod tests {
             all.extend_from_slice(&v);
         }
         let packed = lz4_flex::compress(&all);
-        assert!(packed.len() * 3 < all.len() * 2, "{} of {}", packed.len(), all.len());
+        assert!(
+            packed.len() * 3 < all.len() * 2,
+            "{} of {}",
+            packed.len(),
+            all.len()
+        );
     }
 
     #[test]
     fn elliptics_streams_differ_and_stay_in_range() {
-        let a: Vec<u64> = (0..50).map(|j| read_index(1, Stream::Fixed, 100, j)).collect();
+        let a: Vec<u64> = (0..50)
+            .map(|j| read_index(1, Stream::Fixed, 100, j))
+            .collect();
         let b: Vec<u64> = (0..50)
             .map(|j| read_index(1, Stream::RateStep(0), 100, j))
             .collect();

@@ -202,9 +202,9 @@ pub fn bytes(n: u64) -> String {
 pub fn size_note(db: Option<u64>, raw: Option<u64>, resident: Option<u64>) -> String {
     let mut parts = Vec::new();
     if let Some(d) = db {
-        let ratio = raw
-            .filter(|&r| r > 0)
-            .map_or(String::new(), |r| format!(" ({:.2} of raw)", d as f64 / r as f64));
+        let ratio = raw.filter(|&r| r > 0).map_or(String::new(), |r| {
+            format!(" ({:.2} of raw)", d as f64 / r as f64)
+        });
         parts.push(format!("on disk {}{ratio}", bytes(d)));
     }
     if let Some(r) = resident {

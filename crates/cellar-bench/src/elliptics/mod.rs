@@ -141,7 +141,9 @@ pub struct Spec {
 
 impl Spec {
     pub fn resolve(a: &EllipticsArgs) -> Result<Spec> {
-        let records = a.records.unwrap_or(if a.quick { 20_000 } else { 20_000_000 });
+        let records = a
+            .records
+            .unwrap_or(if a.quick { 20_000 } else { 20_000_000 });
         let seconds = a.seconds.unwrap_or(if a.quick { 2.0 } else { 60.0 });
         let step_seconds = a.step_seconds.unwrap_or(if a.quick { 1.0 } else { 10.0 });
         let max_rps = a.max_rps.unwrap_or(if a.quick { 1600 } else { 200_000 });
@@ -309,7 +311,13 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
     eprintln!(
         "[elliptics] {} records of {} B; fixed {} req/s for {} s; search from {} to {} req/s, \
          steps of {} s; {cache_note}",
-        spec.records, spec.value_size, spec.rps, spec.seconds, spec.rps, spec.max_rps, spec.step_seconds
+        spec.records,
+        spec.value_size,
+        spec.rps,
+        spec.seconds,
+        spec.rps,
+        spec.max_rps,
+        spec.step_seconds
     );
     std::fs::create_dir_all(&spec.dir).map_err(|e| BenchError::io(&spec.dir, e))?;
     let mut lines = Vec::new();
@@ -373,11 +381,17 @@ mod tests {
     #[test]
     fn elliptics_defaults_and_quick() {
         let full = Spec::resolve(&args(&[])).unwrap();
-        assert_eq!((full.records, full.rps, full.seconds), (20_000_000, 200, 60.0));
+        assert_eq!(
+            (full.records, full.rps, full.seconds),
+            (20_000_000, 200, 60.0)
+        );
         assert_eq!(full.variant_max_p50(), "max rate p50<100ms");
         assert_eq!(full.variant_max_p99(), "max rate p99<10ms");
         let quick = Spec::resolve(&args(&["--quick"])).unwrap();
-        assert_eq!((quick.records, quick.seconds, quick.max_rps), (20_000, 2.0, 1600));
+        assert_eq!(
+            (quick.records, quick.seconds, quick.max_rps),
+            (20_000, 2.0, 1600)
+        );
         assert!(Spec::resolve(&args(&["--rps", "0"])).is_err());
         let json = serde_json::to_string(&quick.for_engine("cellar")).unwrap();
         let back: Spec = serde_json::from_str(&json).unwrap();

@@ -51,7 +51,7 @@ pub struct Outcome {
     pub found: u64,
     /// Requests not served before the grace period ended.
     pub unserved: u64,
-    /// From the first due time to the last completion.
+    /// From the first due time to the last completion, at least `scheduled / rps`.
     pub seconds: f64,
     /// Due time to completion (queueing included), unserved requests at their lower bound.
     pub latency: Latency,
@@ -147,7 +147,11 @@ where
         completed,
         found,
         unserved,
-        seconds: last.map_or(0.0, |e| e.saturating_duration_since(start).as_secs_f64()),
+        // At least the span the requests were due over, so that a handful of fast requests
+        // does not claim a rate above the one asked for.
+        seconds: last
+            .map_or(0.0, |e| e.saturating_duration_since(start).as_secs_f64())
+            .max(total as f64 / plan.rps),
         latency,
         service,
     })

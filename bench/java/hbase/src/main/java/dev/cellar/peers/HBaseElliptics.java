@@ -368,7 +368,7 @@ public final class HBaseElliptics {
             pool.shutdownNow();
         }
         all.scheduled = total;
-        all.seconds = lastEnd > startNs ? (lastEnd - startNs) / 1e9 : 0.0;
+        all.seconds = Math.max(lastEnd > startNs ? (lastEnd - startNs) / 1e9 : 0.0, (double) total / rate);
         return all;
     }
 
