@@ -263,7 +263,7 @@ fn max_rate(spec: &Spec, dir: &Path) -> Result<Vec<Line>> {
                     s
                 }
             };
-            search.record(rps, criterion.passes(&step));
+            search.record(rps, criterion.passes(&step), openloop::overloaded(&step));
             steps.push(step);
         }
         let mut line = Line::new(&spec.engine, variant, spec);
@@ -291,7 +291,8 @@ fn max_rate(spec: &Spec, dir: &Path) -> Result<Vec<Line>> {
             ));
         }
         line.notes.push(format!(
-            "each step {} s from a cold start; doubling from {}/s, then bisection to within 10%",
+            "each step {} s from a cold start; doubling from {}/s until overloaded or at the cap, \
+             then bisection to within 10%",
             spec.step_seconds, spec.rps
         ));
         line.notes.push(open_loop_note(spec));

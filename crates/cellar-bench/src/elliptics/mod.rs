@@ -75,7 +75,7 @@ pub struct EllipticsArgs {
     #[arg(long, value_name = "R")]
     pub max_rps: Option<u64>,
     /// Steps per search at most (each criterion has its own search; steps are shared)
-    #[arg(long, value_name = "K", default_value_t = 16)]
+    #[arg(long, value_name = "K", default_value_t = 20)]
     pub max_steps: usize,
     /// Reader threads of the open loop (requests in flight at most)
     #[arg(long, value_name = "T", default_value_t = 32)]

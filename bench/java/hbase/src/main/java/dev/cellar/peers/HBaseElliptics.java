@@ -71,7 +71,7 @@ public final class HBaseElliptics {
     private double latencyMs = 100;
     private double p99LatencyMs = 10;
     private long maxRps = 200_000;
-    private int maxSteps = 16;
+    private int maxSteps = 20;
     private int threads = 32;
     private int scanThreads = 8;
     private long seed = 301;
@@ -400,13 +400,17 @@ public final class HBaseElliptics {
         }
     }
 
-    /** openloop.rs, RateSearch: double while passing, then bisect to within 10%. */
+    /**
+     * openloop.rs, RateSearch: double from the start up to the cap or until a step is
+     * overloaded, then bisect between the highest pass and the lowest fail above it (or down
+     * from the start if nothing passed) to within 10%.
+     */
     private static final class RateSearch {
         final long start;
         final long max;
         final int maxSteps;
-        Long bestPass;
-        Long lowestFail;
+        final TreeMap<Long, Boolean> tried = new TreeMap<>();
+        boolean doubling = true;
         int steps;
 
         RateSearch(long start, long max, int maxSteps) {
@@ -419,27 +423,45 @@ public final class HBaseElliptics {
             if (steps >= maxSteps) {
                 return null;
             }
-            if (bestPass == null && lowestFail == null) {
-                return start;
+            if (doubling) {
+                return tried.isEmpty() ? start : Math.min(tried.lastKey() * 2, max);
             }
-            if (lowestFail == null) {
-                return bestPass >= max ? null : Math.min(bestPass * 2, max);
+            Long best = result();
+            long lo;
+            Long fail = null;
+            if (best != null) {
+                lo = best;
+                for (var e : tried.tailMap(best, true).entrySet()) {
+                    if (!e.getValue()) {
+                        fail = e.getKey();
+                        break;
+                    }
+                }
+            } else {
+                lo = 0;
+                fail = tried.isEmpty() ? null : tried.firstKey();
             }
-            long lo = bestPass == null ? 0 : bestPass;
-            long f = lowestFail;
-            if (f - lo <= Math.max(f / 10, 1)) {
+            if (fail == null || fail - lo <= Math.max(fail / 10, 1)) {
                 return null;
             }
-            return lo + (f - lo) / 2;
+            return lo + (fail - lo) / 2;
         }
 
-        void record(long rate, boolean pass) {
+        void record(long rate, boolean pass, boolean overloaded) {
             steps++;
-            if (pass) {
-                bestPass = bestPass == null ? rate : Math.max(bestPass, rate);
-            } else {
-                lowestFail = lowestFail == null ? rate : Math.min(lowestFail, rate);
+            tried.put(rate, pass);
+            if (doubling && (overloaded || rate >= max)) {
+                doubling = false;
             }
+        }
+
+        Long result() {
+            for (var e : tried.descendingMap().entrySet()) {
+                if (e.getValue()) {
+                    return e.getKey();
+                }
+            }
+            return null;
         }
     }
 
@@ -464,14 +486,16 @@ public final class HBaseElliptics {
                     measured.put(rate, s);
                 }
                 double got = c == 0 ? s.p50 : s.p99;
-                search.record(rate, s.unserved == 0 && s.completed > 0 && got < limitsUs[c]);
+                boolean overloaded = s.unserved > 0 || s.achieved < 0.9 * rate;
+                search.record(rate, s.unserved == 0 && s.completed > 0 && got < limitsUs[c], overloaded);
                 steps.add(s);
             }
             EllLine l = line(variants[c]);
             l.cacheMode = cacheMode();
-            if (search.bestPass != null) {
+            Long best = search.result();
+            if (best != null) {
                 for (Step s : steps) {
-                    if (s.target == search.bestPass) {
+                    if (s.target == best) {
                         l.ops = s.completed;
                         l.seconds = stepSeconds;
                         l.p50Us = s.p50;
@@ -482,17 +506,17 @@ public final class HBaseElliptics {
                         break;
                     }
                 }
-                l.opsPerSecOverride = (double) search.bestPass;
-                l.targetRps = (double) search.bestPass;
+                l.opsPerSecOverride = (double) best;
+                l.targetRps = (double) best;
             } else {
                 l.opsPerSecOverride = 0.0;
                 l.notes.add("no rate from " + rps + " up met the bound");
             }
-            if (search.bestPass != null && search.bestPass == search.max) {
+            if (best != null && best == search.max) {
                 l.notes.add("the search stopped at --max-rps " + maxRps + ": the engine may go faster");
             }
             l.notes.add("each step " + fmt(stepSeconds) + " s from a cold start; doubling from " + rps
-                    + "/s, then bisection to within 10%");
+                    + "/s until overloaded or at the cap, then bisection to within 10%");
             l.notes.add(openLoopNote());
             l.steps = steps;
             withSizes(l);
