@@ -88,6 +88,16 @@ impl JavaPeer {
 
     /// `java ... <Main>` ready for its arguments, or why it cannot run.
     pub fn command(self, java_dir: &Path, heap_mb: u64) -> Result<Command, String> {
+        self.command_with_main(java_dir, heap_mb, self.main_class())
+    }
+
+    /// The same, with another main class of the peer's jar (seed 001's HBaseElliptics).
+    pub fn command_with_main(
+        self,
+        java_dir: &Path,
+        heap_mb: u64,
+        main_class: &str,
+    ) -> Result<Command, String> {
         let java = find_tool("java").ok_or("no `java` on PATH (install openjdk-17-jdk)")?;
         let cp = self.classpath(java_dir)?;
         let mut c = Command::new(java);
@@ -95,7 +105,7 @@ impl JavaPeer {
             .arg(format!("-Xmx{heap_mb}m"))
             .arg("-cp")
             .arg(cp)
-            .arg(self.main_class());
+            .arg(main_class);
         Ok(c)
     }
 }

@@ -3,6 +3,7 @@
 
 mod child;
 mod config;
+mod elliptics;
 mod engine;
 mod engines;
 mod error;
@@ -82,6 +83,15 @@ pub enum Command {
     /// iteration (one by one and in buckets), then durable inserts one at a time; Cellar,
     /// RocksDB and the Java peers side by side (see docs/benchmarks.md).
     Mapfile(mapfile::MapfileArgs),
+
+    /// Seed 001, Elliptics vs HBase: N records of ~200 bytes of text loaded in key order,
+    /// then from cold starts (page cache dropped, engine reopened): random gets at a fixed
+    /// rate by an open-loop reader (--rps for --seconds; p50/p90/p99 from each request's due
+    /// time), the highest rate whose p50 stays under --latency-ms and whose p99 stays under
+    /// --p99-latency-ms, random range reads (seek + 10 and + 100 rows), the size on disk and
+    /// the resident index memory. Cellar, RocksDB, LMDB and HBase side by side (see
+    /// docs/benchmarks.md, "Seed 001").
+    Elliptics(elliptics::EllipticsArgs),
 
     /// Install, check and self-test the peers (RocksDB, Hadoop MapFile, HBase).
     #[command(subcommand)]
@@ -255,6 +265,7 @@ fn main() -> ExitCode {
         Command::Gen(GenCommand::Aol(args)) => gen_aol::run(&args),
         Command::Hypertable(args) => hypertable::run(&args),
         Command::Mapfile(args) => mapfile::run(&args),
+        Command::Elliptics(args) => elliptics::run(&args),
         Command::Peers(cmd) => peers::run(&cmd),
         Command::Ycsb(args) => ycsb::run(&args),
         Command::Import(args) => import::run(&args),

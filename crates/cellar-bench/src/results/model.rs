@@ -18,6 +18,8 @@ use super::load::Record;
 pub enum Family {
     Db,
     Mapfile,
+    /// Seed 001: `cellar-bench elliptics`.
+    Elliptics,
     Ycsb,
     Import,
     Hypertable,
@@ -52,9 +54,10 @@ const YCSB_WORKLOADS: [&str; 7] = [
     "ycsb_e",
 ];
 
-pub const ALL_FAMILIES: [Family; 6] = [
+pub const ALL_FAMILIES: [Family; 7] = [
     Family::Db,
     Family::Mapfile,
+    Family::Elliptics,
     Family::Ycsb,
     Family::Import,
     Family::Hypertable,
@@ -65,6 +68,7 @@ impl Family {
     pub fn of(workload: &str) -> Family {
         match workload {
             "mapfile" => Family::Mapfile,
+            "elliptics" => Family::Elliptics,
             "import" => Family::Import,
             "hypertable" => Family::Hypertable,
             w if DB_WORKLOADS.contains(&w) => Family::Db,
@@ -77,6 +81,9 @@ impl Family {
         match self {
             Family::Db => "Key-value workloads, db_bench names (`cellar-bench db`)",
             Family::Mapfile => "Seed 000: MapFile and HBase (`cellar-bench mapfile`)",
+            Family::Elliptics => {
+                "Seed 001: Elliptics vs HBase, cold random reads (`cellar-bench elliptics`)"
+            }
             Family::Ycsb => "YCSB core workloads (`cellar-bench ycsb`)",
             Family::Import => "Seed 002: import (`cellar-bench import`)",
             Family::Hypertable => "Seed 004: the AOL query-log test (`cellar-bench hypertable`)",
@@ -127,6 +134,9 @@ impl Family {
             Family::Mapfile => variant.split(' ').next().unwrap_or("").to_string(),
             // "t1", "t4": one table per client-thread count
             Family::Ycsb => variant.to_string(),
+            // "load" (records/s, latency per batch), "fixed rps=200" and "max rate ..." (gets
+            // from cold, latency from the due time), "range seek+10" (seeks/s)
+            Family::Elliptics => elliptics_group(variant).to_string(),
             _ => String::new(),
         }
     }
@@ -135,6 +145,11 @@ impl Family {
         match (self, group) {
             (Family::Import, "durable") | (Family::Mapfile, "insert") => 0,
             (Family::Import, "buffered") | (Family::Mapfile, "lookup") => 1,
+            (Family::Elliptics, g) => match g {
+                "load" => 0,
+                "random reads" => 1,
+                _ => 2,
+            },
             _ => 2,
         }
     }
@@ -144,9 +159,22 @@ impl Family {
     fn variant_key(self, variant: &str, first_line: usize) -> (u64, Vec<NaturalChunk>) {
         match self {
             Family::Mapfile => (mapfile_bucket(variant).unwrap_or(0), natural_key(variant)),
-            Family::Hypertable | Family::Other => (first_line as u64, Vec::new()),
+            Family::Hypertable | Family::Elliptics | Family::Other => {
+                (first_line as u64, Vec::new())
+            }
             _ => (0, natural_key(variant)),
         }
+    }
+}
+
+/// Seed 001's tables: the load, the random gets, the range reads.
+pub fn elliptics_group(variant: &str) -> &'static str {
+    if variant.starts_with("load") {
+        "load"
+    } else if variant.starts_with("range") {
+        "range reads"
+    } else {
+        "random reads"
     }
 }
 
@@ -498,5 +526,15 @@ mod tests {
         assert_eq!(Family::of("ycsb_c"), Family::Ycsb);
         assert_eq!(Family::of("fillsync"), Family::Db);
         assert_eq!(Family::of("something_new"), Family::Other);
+        assert_eq!(Family::of("elliptics"), Family::Elliptics);
+        assert_eq!(
+            Family::Elliptics.variant_group("max rate p50<100ms"),
+            "random reads"
+        );
+        assert_eq!(
+            Family::Elliptics.variant_group("range seek+10"),
+            "range reads"
+        );
+        assert_eq!(Family::Elliptics.variant_group("load"), "load");
     }
 }
