@@ -61,7 +61,7 @@ fn spawn_and_collect<R: DeserializeOwned>(
     records: &mut Vec<R>,
 ) -> Result<()> {
     let exe = std::env::current_exe().map_err(|e| BenchError::io("current executable", e))?;
-    let mut child = Command::new(&exe)
+    let mut child = crate::command::pass_to_child(&mut Command::new(&exe))
         .args([subcommand, "--child", config_json])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -95,6 +95,10 @@ pub struct SuiteRecord {
     /// Untimed flush + wait for background work after the measurement.
     pub settle_seconds: Option<f64>,
     pub notes: Vec<String>,
+    /// The parent invocation's command line (`crate::command_line`); peers that print
+    /// records themselves (the Java HBase peer) leave it out and the parent fills it in.
+    #[serde(default)]
+    pub command: String,
 }
 
 impl SuiteRecord {
@@ -134,7 +138,11 @@ pub use crate::child::run_child;
 pub fn write_json_lines(path: &Path, records: &[SuiteRecord]) -> Result<()> {
     let mut out = Vec::new();
     for r in records {
-        serde_json::to_writer(&mut out, r)
+        let mut r = r.clone();
+        if r.command.is_empty() {
+            r.command = crate::command_line();
+        }
+        serde_json::to_writer(&mut out, &r)
             .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
         out.push(b'\n');
     }

@@ -153,9 +153,6 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
     } else {
         let _ = writeln!(out, "#### {} · {source}\n", cell(&t.group));
     }
-    if let Some(cmd) = &t.command {
-        let _ = writeln!(out, "Command: {}\n", code(cmd));
-    }
     let mut facts = Vec::new();
     if !t.commits.is_empty() {
         facts.push(format!("commit {}", t.commits.join(", ")));
@@ -246,6 +243,14 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     out.push('\n');
+    // Under the table: what to type to get these lines again. Tables are split by command
+    // (model.rs), so there is one, or none in files written before records carried it.
+    match &t.command {
+        Some(cmd) => {
+            let _ = writeln!(out, "Command: {}\n", code(cmd));
+        }
+        None => out.push_str("Command not recorded.\n\n"),
+    }
 }
 
 /// The variant without its group, which the table's heading already names.
