@@ -95,6 +95,17 @@ fn spawn_and_collect<R: DeserializeOwned>(
     }
 }
 
+/// Child side of any workload: prints `r` for the parent as one protocol line.
+pub fn emit_line<T: serde::Serialize>(r: &T) -> Result<()> {
+    let line =
+        serde_json::to_string(r).map_err(|e| BenchError::io("stdout", std::io::Error::other(e)))?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    writeln!(out, "{RESULT_PREFIX}{line}")
+        .and_then(|_| out.flush())
+        .map_err(|e| BenchError::io("stdout", e))
+}
+
 /// Child side: runs every workload of the config's one engine, streaming the records.
 pub fn child_main(config_json: &str) -> Result<()> {
     let cfg: Config = serde_json::from_str(config_json)

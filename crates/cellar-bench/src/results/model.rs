@@ -426,7 +426,11 @@ fn build_row(family: Family, variant: String, engine: String, recs: &[&Record]) 
         note: distinct(|r| &r.note),
         aggregate: median(ran.iter().filter_map(|r| r.aggregate_mb_per_sec).collect()),
         ceiling: median(ran.iter().filter_map(|r| r.fio_mb_per_sec).collect()),
-        io_rate: median(ran.iter().filter_map(|r| r.average_io_rate_mb_per_sec).collect()),
+        io_rate: median(
+            ran.iter()
+                .filter_map(|r| r.average_io_rate_mb_per_sec)
+                .collect(),
+        ),
         io_rate_std_dev: median(ran.iter().filter_map(|r| r.io_rate_std_dev).collect()),
         variant,
         engine,
