@@ -61,7 +61,7 @@ fn spawn_and_collect<R: DeserializeOwned>(
     records: &mut Vec<R>,
 ) -> Result<()> {
     let exe = std::env::current_exe().map_err(|e| BenchError::io("current executable", e))?;
-    let mut child = Command::new(&exe)
+    let mut child = crate::command::pass_to_child(&mut Command::new(&exe))
         .args([subcommand, "--child", config_json])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -93,6 +93,17 @@ fn spawn_and_collect<R: DeserializeOwned>(
         Some(what) => Err(child_err(engine, what)),
         None => Ok(()),
     }
+}
+
+/// Child side of any workload: prints `r` for the parent as one protocol line.
+pub fn emit_line<T: serde::Serialize>(r: &T) -> Result<()> {
+    let line =
+        serde_json::to_string(r).map_err(|e| BenchError::io("stdout", std::io::Error::other(e)))?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    writeln!(out, "{RESULT_PREFIX}{line}")
+        .and_then(|_| out.flush())
+        .map_err(|e| BenchError::io("stdout", e))
 }
 
 /// Child side: runs every workload of the config's one engine, streaming the records.

@@ -95,3 +95,16 @@ pub trait Engine: Send + Sync {
 pub fn open(name: &str, path: &Path, cfg: &OpenConfig) -> Result<Box<dyn Engine>> {
     crate::engines::open(name, path, cfg)
 }
+
+/// The entries of a client buffer that holds keys and values back to back, `ends` giving
+/// each entry's (key end, value end) offsets: what `put_batch` takes.
+pub fn buffered_entries<'a>(buf: &'a [u8], ends: &[(usize, usize)]) -> Vec<(&'a [u8], &'a [u8])> {
+    let mut start = 0;
+    ends.iter()
+        .map(|&(key_end, value_end)| {
+            let e = (&buf[start..key_end], &buf[key_end..value_end]);
+            start = value_end;
+            e
+        })
+        .collect()
+}

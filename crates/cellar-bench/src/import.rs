@@ -418,15 +418,7 @@ fn writer(
     let mut buf: Vec<u8> = Vec::with_capacity(cfg.buffer_bytes as usize + 256);
     let mut ends: Vec<(usize, usize)> = Vec::new();
     let mut send = |buf: &mut Vec<u8>, ends: &mut Vec<(usize, usize)>| -> Result<()> {
-        let mut start = 0;
-        let entries: Vec<(&[u8], &[u8])> = ends
-            .iter()
-            .map(|&(key_end, value_end)| {
-                let e = (&buf[start..key_end], &buf[key_end..value_end]);
-                start = value_end;
-                e
-            })
-            .collect();
+        let entries = crate::engine::buffered_entries(buf, ends);
         let t0 = Instant::now();
         engine.put_batch(&entries, false)?;
         lat.record(t0.elapsed());
@@ -513,6 +505,7 @@ fn variant(
         peak_rss_bytes: procfs::peak_rss_bytes(),
         settle_seconds: Some(settle_seconds),
         notes,
+        command: crate::command_line(),
     })
 }
 

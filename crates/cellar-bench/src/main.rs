@@ -2,7 +2,9 @@
 //! feature) RocksDB, each engine in its own child process. See docs/benchmarks.md.
 
 mod child;
+mod command;
 mod config;
+mod dfsio;
 mod elliptics;
 mod engine;
 mod engines;
@@ -38,6 +40,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use crate::command::command_line;
 use crate::config::{Config, IndexFilter, UncachedMode};
 use crate::error::{BenchError, Result};
 
@@ -69,6 +72,13 @@ pub enum Command {
     /// workload and engine (--json), and a Markdown table on stdout (--markdown). Progress
     /// goes to stderr.
     Db(DbArgs),
+
+    /// Seed 003, Hadoop's TestDFSIO: N files of SIZE written (--write) and read back
+    /// (--read) at once, one thread per file, in buffer-sized calls through Cellar's Vfs,
+    /// with incompressible data and an fdatasync at the end of each file. Prints TestDFSIO's
+    /// report (files, MB processed, throughput, average IO rate, its std deviation, exec
+    /// time) and fio's ceiling for the same pattern (--fio).
+    Dfsio(dfsio::DfsioArgs),
 
     /// Generate input files for benchmarks.
     #[command(subcommand)]
@@ -262,6 +272,7 @@ fn main() -> ExitCode {
             Some(json) => child::child_main(json),
             None => run(&args),
         },
+        Command::Dfsio(args) => dfsio::run(&args),
         Command::Gen(GenCommand::Aol(args)) => gen_aol::run(&args),
         Command::Hypertable(args) => hypertable::run(&args),
         Command::Mapfile(args) => mapfile::run(&args),

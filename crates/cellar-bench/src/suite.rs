@@ -8,14 +8,12 @@
 //! [`SuiteRecord`] in JSON; progress goes to stderr.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::child::RESULT_PREFIX;
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::measure::Latency;
@@ -95,6 +93,10 @@ pub struct SuiteRecord {
     /// Untimed flush + wait for background work after the measurement.
     pub settle_seconds: Option<f64>,
     pub notes: Vec<String>,
+    /// The parent invocation's command line (`crate::command_line`); peers that print
+    /// records themselves (the Java HBase peer) leave it out and the parent fills it in.
+    #[serde(default)]
+    pub command: String,
 }
 
 impl SuiteRecord {
@@ -120,13 +122,7 @@ impl SuiteRecord {
 /// Child side: prints `r` for the parent (and its progress line to stderr).
 pub fn emit(r: &SuiteRecord) -> Result<()> {
     eprintln!("{}", r.progress_line());
-    let line =
-        serde_json::to_string(r).map_err(|e| BenchError::io("stdout", std::io::Error::other(e)))?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    writeln!(out, "{RESULT_PREFIX}{line}")
-        .and_then(|_| out.flush())
-        .map_err(|e| BenchError::io("stdout", e))
+    crate::child::emit_line(r)
 }
 
 pub use crate::child::run_child;
@@ -134,7 +130,11 @@ pub use crate::child::run_child;
 pub fn write_json_lines(path: &Path, records: &[SuiteRecord]) -> Result<()> {
     let mut out = Vec::new();
     for r in records {
-        serde_json::to_writer(&mut out, r)
+        let mut r = r.clone();
+        if r.command.is_empty() {
+            r.command = crate::command_line();
+        }
+        serde_json::to_writer(&mut out, &r)
             .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
         out.push(b'\n');
     }

@@ -155,6 +155,10 @@ fn quick_cellar_runs_every_workload() {
     for r in &records {
         assert_eq!(r["device_reads_method"], "cellar Stats.device_reads");
         assert!(r["resident_index_filter_bytes"].is_u64());
+        // The parent's command line, not the child's `--child '{...}'`.
+        let cmd = r["command"].as_str().expect("command");
+        assert!(cmd.starts_with("cellar-bench db "), "{cmd}");
+        assert!(!cmd.contains("--child"), "{cmd}");
     }
     // Databases are removed unless --keep-db.
     assert!(!dir.path().join("db/cellar").exists());

@@ -59,6 +59,12 @@ fn elliptics_quick_cellar_reports_every_variant() {
     for r in &records {
         assert_eq!(r["engine"], "cellar", "{r}");
         assert_eq!(r["workload"], "elliptics", "{r}");
+        // The parent's command, not the child's --child invocation.
+        let command = r["command"].as_str().expect("command");
+        assert!(
+            command.starts_with("cellar-bench elliptics") && !command.contains("--child"),
+            "{r}"
+        );
         assert_eq!(r["records"].as_u64(), Some(20_000), "{r}");
         for f in ["ops_per_sec", "p50_us", "p99_us", "seconds"] {
             assert!(r[f].as_f64().is_some_and(|x| x > 0.0), "{f} in {r}");

@@ -52,3 +52,68 @@ fn hypertable_quick_reports_every_variant() {
         cells("load 4 concurrent (a-d)") + cells("load 1 job (e)")
     );
 }
+
+/// Peers load the same cells through put_batch and scan them back; each line names its
+/// engine and the parent's command.
+#[test]
+fn hypertable_quick_runs_the_peers_on_the_same_cells() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("out.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_cellar-bench"))
+        .args([
+            "hypertable",
+            "--quick",
+            "--engines",
+            "cellar,lmdb,fjall",
+            "--dir",
+        ])
+        .arg(dir.path().join("work"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run cellar-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&json).expect("json");
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let cells = |engine: &str, variant: &str| {
+        records
+            .iter()
+            .find(|r| r["engine"] == engine && r["variant"] == variant)
+            .and_then(|r| r["cells"].as_u64())
+            .unwrap_or_else(|| panic!("{engine} {variant} missing in\n{text}"))
+    };
+    let loaded = cells("cellar", "load 4 concurrent (a-d)") + cells("cellar", "load 1 job (e)");
+    for engine in ["lmdb", "fjall"] {
+        if !records.iter().any(|r| r["engine"] == engine) {
+            assert!(stdout.contains(&format!("skipped {engine}")), "{stdout}");
+            continue;
+        }
+        // The same input parsed into the same cells as Cellar's loader made.
+        assert_eq!(
+            cells(engine, "load 4 concurrent (a-d)"),
+            cells("cellar", "load 4 concurrent (a-d)")
+        );
+        assert_eq!(cells(engine, "scan (library)"), loaded);
+        let peer: Vec<&serde_json::Value> =
+            records.iter().filter(|r| r["engine"] == engine).collect();
+        assert_eq!(peer.len(), 4, "loads, settle, scan: {text}");
+        for r in peer {
+            assert_eq!(r["workload"], "hypertable");
+            assert!(r["db_bytes"].as_u64().is_some_and(|b| b > 0), "{r}");
+            let cmd = r["command"].as_str().expect("command");
+            assert!(
+                cmd.starts_with("cellar-bench hypertable --quick --engines"),
+                "{cmd}"
+            );
+            assert!(!cmd.contains("--child"), "{cmd}");
+        }
+    }
+}

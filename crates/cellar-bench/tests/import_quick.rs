@@ -52,6 +52,11 @@ fn import_quick_cellar_reports_every_variant_in_rows_per_ms() {
         ]
     );
     for r in &records {
+        // The parent's command line, not the child's `--child '{...}'`.
+        let cmd = r["command"].as_str().expect("command");
+        assert!(cmd.starts_with("cellar-bench import --db-dir "), "{cmd}");
+        assert!(cmd.ends_with(" --quick --engines cellar"), "{cmd}");
+        assert!(!cmd.contains("--child"), "{cmd}");
         for f in [
             "engine",
             "workload",

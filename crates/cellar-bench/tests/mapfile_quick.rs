@@ -99,6 +99,9 @@ fn mapfile_quick_cellar_reports_every_variant() {
     for r in &records {
         assert_eq!(r["engine"], "cellar");
         check_measured(r, 100_000);
+        let cmd = r["command"].as_str().expect("command");
+        assert!(cmd.starts_with("cellar-bench mapfile "), "{cmd}");
+        assert!(!cmd.contains("--child"), "{cmd}");
     }
     let insert = &records[0];
     assert_eq!(insert["ops"].as_u64(), Some(100_000));

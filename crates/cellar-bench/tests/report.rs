@@ -42,6 +42,11 @@ const HYPERTABLE: &str = r#"{"cells":32963208,"engine":"cellar","ops_per_sec":25
 {"cells":10000,"engine":"cellar","ops_per_sec":475.0,"seconds":21.05,"variant":"row lookups","workload":"hypertable","note":"rows/s","command":["cellar-bench","hypertable","--dir","d"]}
 "#;
 
+const DFSIO: &str = r#"{"engine":"cellar","workload":"dfsio","variant":"write","mb_per_sec":120.0,"ops_per_sec":120.0,"average_io_rate_mb_per_sec":121.5,"io_rate_std_dev":3.25,"exec_time_sec":8.5,"seconds":8.5,"aggregate_mb_per_sec":960.0,"fio_mb_per_sec":1200.0,"p50_us":900.0,"p99_us":4000.0,"latency_unit":"write call of 8388608 B","command":"cellar-bench dfsio --files 8 --size 1GB"}
+{"engine":"posix","workload":"dfsio","variant":"write","mb_per_sec":126.0,"ops_per_sec":126.0,"average_io_rate_mb_per_sec":127.0,"io_rate_std_dev":2.0,"seconds":8.1,"aggregate_mb_per_sec":1000.0,"p50_us":880.0,"p99_us":3900.0,"latency_unit":"write call of 8388608 B","command":"cellar-bench dfsio --files 8 --size 1GB"}
+{"engine":"cellar","workload":"dfsio","variant":"read","mb_per_sec":200.0,"ops_per_sec":200.0,"average_io_rate_mb_per_sec":201.0,"io_rate_std_dev":1.0,"seconds":5.0,"aggregate_mb_per_sec":1600.0,"p50_us":500.0,"p99_us":900.0,"latency_unit":"read call of 8388608 B","command":"cellar-bench dfsio --files 8 --size 1GB"}
+"#;
+
 /// An unknown workload with fields missing, a cut-off line (2), a non-object (3), a line
 /// without an engine (5) and a blank line (4).
 const ODD: &str = "{\"engine\":\"cellar\",\"workload\":\"mystery\",\"variant\":\"v\"}\n\
@@ -61,6 +66,7 @@ fn fixtures(dir: &Path) -> Vec<PathBuf> {
         ("ycsb.jsonl", YCSB),
         ("import.jsonl", IMPORT),
         ("hypertable.jsonl", HYPERTABLE),
+        ("dfsio.jsonl", DFSIO),
         ("odd.jsonl", ODD),
     ]
     .iter()
@@ -323,4 +329,28 @@ fn report_fails_clearly_on_a_missing_input() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("nope.jsonl"), "{stderr}");
+}
+
+#[test]
+fn report_dfsio_shows_testdfsio_fields_beside_the_fio_ceiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = report_ok(dir.path(), "out", &fixtures(dir.path()));
+    let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("no {s:?} in\n{md}"));
+    assert!(at("## Seed 002") < at("## Seed 003") && at("## Seed 003") < at("## Seed 004"));
+    assert!(md.contains(
+        "| variant | engine | MB/s | seconds | avg IO rate MB/s | IO rate std dev | p50 µs | p99 µs | latency per | engine ÷ cellar | aggregate MB/s | fio ceiling MB/s | aggregate ÷ fio |"
+    ));
+    // Write before read (the order they ran in); the ratio to fio is aggregate over fio's.
+    assert_eq!(
+        row(&md, "### `dfsio`", "| write | cellar |"),
+        "| write | cellar | 120.0 | 8.50 | 121.5 | 3.25 | 900.0 | 4,000 | write call of 8388608 B | 1.00 | 960.0 | 1,200 | 0.80 |"
+    );
+    assert!(row(&md, "### `dfsio`", "| write | posix |")
+        .ends_with("| **1.05** | 1,000 | not measured | — |"));
+    assert!(at("| write | cellar |") < at("| read | cellar |"));
+    // The command under the table; tables from files without one say so.
+    let dfsio = &md[at("### `dfsio`")..];
+    assert!(dfsio.contains("Command: `cellar-bench dfsio --files 8 --size 1GB`"));
+    let fillrandom = &md[at("### `fillrandom`")..at("### `fillsync`")];
+    assert!(fillrandom.contains("Command not recorded."), "{fillrandom}");
 }

@@ -373,6 +373,7 @@ fn run_child(
             .command(java_dir, a.java_heap_mb)
             .map_err(|why| child_err(name, why))?,
     };
+    crate::command::pass_to_child(&mut cmd);
     cmd.args(spec.child_args())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -45,6 +45,10 @@ pub struct PeerLine {
     /// Set when the engine cannot run this variant: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// The parent invocation's command line (`crate::command_line`); the Java peers leave it
+    /// out and the parent fills it in.
+    #[serde(default)]
+    pub command: String,
 }
 
 impl PeerLine {
@@ -66,6 +70,7 @@ impl PeerLine {
             settle_seconds: None,
             notes: Vec::new(),
             skipped: None,
+            command: crate::command_line(),
         }
     }
 
@@ -84,7 +89,11 @@ impl PeerLine {
 pub fn write_json_lines(path: &Path, lines: &[PeerLine]) -> Result<()> {
     let mut out = Vec::new();
     for l in lines {
-        serde_json::to_writer(&mut out, l)
+        let mut l = l.clone();
+        if l.command.is_empty() {
+            l.command = crate::command_line();
+        }
+        serde_json::to_writer(&mut out, &l)
             .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
         out.push(b'\n');
     }

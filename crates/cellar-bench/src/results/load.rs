@@ -47,6 +47,13 @@ pub struct Record {
     /// The command line that produced the record, if it carries one (`command`).
     pub command: Option<String>,
     pub commit: Option<String>,
+    /// dfsio: TestDFSIO's throughput, average IO rate and its deviation, the aggregate
+    /// rate and fio's ceiling for the same pattern.
+    pub mb_per_sec: Option<f64>,
+    pub average_io_rate_mb_per_sec: Option<f64>,
+    pub io_rate_std_dev: Option<f64>,
+    pub aggregate_mb_per_sec: Option<f64>,
+    pub fio_mb_per_sec: Option<f64>,
 }
 
 /// A malformed line, reported and left out.
@@ -153,6 +160,11 @@ fn parse_line(raw: &[u8]) -> std::result::Result<Option<Record>, String> {
             _ => None,
         },
         commit: text_field(&obj, "commit").filter(|c| !c.is_empty()),
+        mb_per_sec: number(&obj, "mb_per_sec"),
+        average_io_rate_mb_per_sec: number(&obj, "average_io_rate_mb_per_sec"),
+        io_rate_std_dev: number(&obj, "io_rate_std_dev"),
+        aggregate_mb_per_sec: number(&obj, "aggregate_mb_per_sec"),
+        fio_mb_per_sec: number(&obj, "fio_mb_per_sec"),
         ..Record::default()
     }))
 }

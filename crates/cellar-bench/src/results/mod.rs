@@ -15,7 +15,7 @@
 
 mod fio;
 mod load;
-mod machine;
+pub(crate) mod machine;
 mod model;
 mod plots;
 mod tables;

@@ -22,6 +22,7 @@ pub enum Family {
     Elliptics,
     Ycsb,
     Import,
+    Dfsio,
     Hypertable,
     /// A workload this report does not know: a generic ops/s table.
     Other,
@@ -54,12 +55,13 @@ const YCSB_WORKLOADS: [&str; 7] = [
     "ycsb_e",
 ];
 
-pub const ALL_FAMILIES: [Family; 7] = [
+pub const ALL_FAMILIES: [Family; 8] = [
     Family::Db,
     Family::Mapfile,
     Family::Elliptics,
     Family::Ycsb,
     Family::Import,
+    Family::Dfsio,
     Family::Hypertable,
     Family::Other,
 ];
@@ -70,6 +72,7 @@ impl Family {
             "mapfile" => Family::Mapfile,
             "elliptics" => Family::Elliptics,
             "import" => Family::Import,
+            "dfsio" => Family::Dfsio,
             "hypertable" => Family::Hypertable,
             w if DB_WORKLOADS.contains(&w) => Family::Db,
             w if YCSB_WORKLOADS.contains(&w) => Family::Ycsb,
@@ -86,6 +89,7 @@ impl Family {
             }
             Family::Ycsb => "YCSB core workloads (`cellar-bench ycsb`)",
             Family::Import => "Seed 002: import (`cellar-bench import`)",
+            Family::Dfsio => "Seed 003: TestDFSIO through Cellar's Vfs (`cellar-bench dfsio`)",
             Family::Hypertable => "Seed 004: the AOL query-log test (`cellar-bench hypertable`)",
             Family::Other => "Other workloads",
         }
@@ -95,23 +99,27 @@ impl Family {
     pub fn figure_unit(self) -> &'static str {
         match self {
             Family::Import => "rows/ms",
+            Family::Dfsio => "MB/s",
             Family::Hypertable => "cells/s",
             _ => "ops/s",
         }
     }
 
     /// The figure of a record: rows/ms for import (`rows_per_ms`, else ops/s ÷ 1000),
-    /// `ops_per_sec` for the rest (for hypertable that is cells/s, or what its note says).
+    /// TestDFSIO's throughput for dfsio (`mb_per_sec`), `ops_per_sec` for the rest (for
+    /// hypertable that is cells/s, or what its note says).
     fn figure(self, r: &Record) -> Option<f64> {
         match self {
             Family::Import => r.rows_per_ms.or(r.ops_per_sec.map(|v| v / 1000.0)),
+            Family::Dfsio => r.mb_per_sec.or(r.ops_per_sec),
             _ => r.ops_per_sec,
         }
     }
 
-    /// Hypertable's measurements have no latency but a duration worth showing.
+    /// Hypertable's measurements have no latency but a duration worth showing; dfsio's
+    /// is TestDFSIO's exec time.
     pub fn shows_seconds(self) -> bool {
-        self == Family::Hypertable
+        matches!(self, Family::Hypertable | Family::Dfsio)
     }
 
     fn workload_rank(self, workload: &str) -> usize {
@@ -159,7 +167,7 @@ impl Family {
     fn variant_key(self, variant: &str, first_line: usize) -> (u64, Vec<NaturalChunk>) {
         match self {
             Family::Mapfile => (mapfile_bucket(variant).unwrap_or(0), natural_key(variant)),
-            Family::Hypertable | Family::Elliptics | Family::Other => {
+            Family::Hypertable | Family::Elliptics | Family::Dfsio | Family::Other => {
                 (first_line as u64, Vec::new())
             }
             _ => (0, natural_key(variant)),
@@ -244,6 +252,12 @@ pub struct Row {
     pub skipped: Option<String>,
     /// figure ÷ Cellar's figure for the same variant; `None` without a Cellar figure.
     pub ratio: Option<f64>,
+    /// dfsio: total MB over the exec time, and fio's aggregate ceiling for the pattern.
+    pub aggregate: Option<f64>,
+    pub ceiling: Option<f64>,
+    /// dfsio: TestDFSIO's average IO rate and its standard deviation.
+    pub io_rate: Option<f64>,
+    pub io_rate_std_dev: Option<f64>,
 }
 
 impl Row {
@@ -438,6 +452,14 @@ fn build_row(family: Family, variant: String, engine: String, recs: &[&Record]) 
         seconds: median(ran.iter().filter_map(|r| r.seconds).collect()),
         latency_unit: distinct(|r| &r.latency_unit),
         note: distinct(|r| &r.note),
+        aggregate: median(ran.iter().filter_map(|r| r.aggregate_mb_per_sec).collect()),
+        ceiling: median(ran.iter().filter_map(|r| r.fio_mb_per_sec).collect()),
+        io_rate: median(
+            ran.iter()
+                .filter_map(|r| r.average_io_rate_mb_per_sec)
+                .collect(),
+        ),
+        io_rate_std_dev: median(ran.iter().filter_map(|r| r.io_rate_std_dev).collect()),
         variant,
         engine,
         ..Row::default()

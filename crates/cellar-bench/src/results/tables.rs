@@ -115,7 +115,12 @@ fn how_to_read(out: &mut String) {
          Above 1.00 (in **bold**) the engine was faster than Cellar: a Cellar loss. Every \
          such row is listed again under \"Where Cellar is behind\".\n\
          * Figures are throughput (higher is better): ops/s; rows/ms for import; cells/s for \
-         the AOL test, unless its note says otherwise.\n\
+         the AOL test, unless its note says otherwise; for dfsio MB/s (2^20 bytes), \
+         TestDFSIO's \"Throughput mb/sec\" (total MB over the sum of the task times, a \
+         per-task figure), with the aggregate (total MB over the exec time) beside fio's \
+         ceiling for the same pattern.\n\
+         * Under each table: the command that wrote its lines (\"not recorded\" for files \
+         written before records carried it).\n\
          * Repeated records of one engine and variant (several runs in one file) are shown as \
          their median, with the count and the range under \"runs\".\n\
          * p50 and p99 are µs per operation unless \"latency per\" names another unit.\n\
@@ -153,9 +158,6 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
     } else {
         let _ = writeln!(out, "#### {} · {source}\n", cell(&t.group));
     }
-    if let Some(cmd) = &t.command {
-        let _ = writeln!(out, "Command: {}\n", code(cmd));
-    }
     let mut facts = Vec::new();
     if !t.commits.is_empty() {
         facts.push(format!("commit {}", t.commits.join(", ")));
@@ -178,6 +180,11 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
         .any(|r| !r.latency_unit.is_empty() && r.latency_unit != "op");
     let show_note = rows.iter().any(|r| !r.note.is_empty());
     let show_seconds = t.family.shows_seconds();
+    let show_io_rate = rows.iter().any(|r| r.io_rate.is_some());
+    // dfsio: the aggregate rate beside fio's ceiling for the same pattern, like for like.
+    let show_ceiling = rows
+        .iter()
+        .any(|r| r.aggregate.is_some() || r.ceiling.is_some());
 
     let mut head: Vec<&str> = Vec::new();
     if show_variant {
@@ -191,6 +198,9 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
     if show_seconds {
         head.push("seconds");
     }
+    if show_io_rate {
+        head.extend(["avg IO rate MB/s", "IO rate std dev"]);
+    }
     if show_latency {
         head.extend(["p50 µs", "p99 µs"]);
     }
@@ -198,6 +208,9 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
         head.push("latency per");
     }
     head.push("engine ÷ cellar");
+    if show_ceiling {
+        head.extend(["aggregate MB/s", "fio ceiling MB/s", "aggregate ÷ fio"]);
+    }
     if show_note {
         head.push("note");
     }
@@ -232,6 +245,10 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
         if show_seconds {
             cells.push(opt_num(r.seconds));
         }
+        if show_io_rate {
+            cells.push(opt_num(r.io_rate));
+            cells.push(opt_num(r.io_rate_std_dev));
+        }
         if show_latency {
             cells.push(opt_num(r.p50_us));
             cells.push(opt_num(r.p99_us));
@@ -240,12 +257,28 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
             cells.push(cell(&r.latency_unit));
         }
         cells.push(ratio(r));
+        if show_ceiling {
+            cells.push(opt_num(r.aggregate));
+            cells.push(r.ceiling.map_or_else(|| "not measured".to_string(), num));
+            cells.push(match (r.aggregate, r.ceiling) {
+                (Some(a), Some(c)) if c > 0.0 => format!("{:.2}", a / c),
+                _ => "—".to_string(),
+            });
+        }
         if show_note {
             cells.push(cell(&r.note));
         }
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     out.push('\n');
+    // Under the table: what to type to get these lines again. Tables are split by command
+    // (model.rs), so there is one, or none in files written before records carried it.
+    match &t.command {
+        Some(cmd) => {
+            let _ = writeln!(out, "Command: {}\n", code(cmd));
+        }
+        None => out.push_str("Command not recorded.\n\n"),
+    }
 }
 
 /// The variant without its group, which the table's heading already names.

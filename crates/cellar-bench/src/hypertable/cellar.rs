@@ -1,12 +1,10 @@
-//! `cellar-bench hypertable`: Hypertable's AOL query-log test (seed 004) on one machine.
-//!
-//! As in the seed: `CREATE TABLE "query-log" (Query, ItemRank, ClickURL)`, four
-//! `LOAD DATA INFILE ROW_KEY_COLUMN=AnonID` jobs over pieces a–d at once, then piece e alone,
-//! then `select * from "query-log"` to /dev/null through the shell. Hypertable keeps every
-//! version by default, so the families here keep them too (MAX_VERSIONS 0): the scan returns
-//! every inserted cell, as the seed's did. Also measured: the same scan through the library
-//! (no text formatting), random row lookups, and cells streamed through the WAL by a
-//! `TableWriter` with a 12 MiB client buffer ("autoflush off").
+//! Cellar's side of `cellar-bench hypertable` (in the parent process, as before the peers
+//! came): the table `"query-log"` (Query, ItemRank, ClickURL), four `Table::bulk_load` jobs
+//! over pieces a–d at once, then e alone, the compaction they leave (settle), a full scan
+//! through the library, random row lookups, `select *` through `cellar shell` to /dev/null,
+//! and cells streamed through the WAL by a `TableWriter` with a 12 MiB client buffer.
+//! Hypertable keeps every version by default, so the families here keep them too
+//! (MAX_VERSIONS 0): the scan returns every inserted cell, as the seed's did.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -17,48 +15,13 @@ use cellar_engine::{Durability, Options};
 use cellar_table::{
     CellStore, FamilyOptions, LoadSpec, LoadStats, ScanSpec, TableSchema, WriterOptions,
 };
-use clap::Args;
-use serde_json::json;
 
+use super::{HtRecord, HypertableArgs, FAMILIES};
 use crate::error::{BenchError, Result};
-use crate::gen_aol::{self, AolArgs};
 
 const TABLE: &str = "query-log";
 const STREAM_TABLE: &str = "query-log-stream";
-const FAMILIES: [&str; 3] = ["Query", "ItemRank", "ClickURL"];
 const LOOKUPS: usize = 10_000;
-
-#[derive(Debug, Clone, Args)]
-pub struct HypertableArgs {
-    /// Lines of the generated query log, over 5 pieces (the seed's log had 36M)
-    #[arg(long, value_name = "N", default_value_t = 20_000_000)]
-    pub lines: u64,
-    /// Lines streamed through the WAL by the buffered-writer test (from piece e)
-    #[arg(long, value_name = "N", default_value_t = 2_000_000)]
-    pub stream_lines: u64,
-    /// Working directory: input pieces (kept for reuse) and the database
-    #[arg(long, value_name = "DIR", default_value = "./bench-data/hypertable")]
-    pub dir: PathBuf,
-    /// A small run in seconds (200K lines), for tests
-    #[arg(long)]
-    pub quick: bool,
-    /// Append one JSON object per measurement to this file
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// The `cellar` binary for the shell scan (default: next to this one)
-    #[arg(long, value_name = "PATH")]
-    pub cellar_bin: Option<PathBuf>,
-    /// Seed of the generated log
-    #[arg(long, default_value_t = 2006)]
-    pub seed: u64,
-    /// Keep the database (DIR/db) after the run, for inspection or profiling
-    #[arg(long)]
-    pub keep_db: bool,
-    /// Also scan again after compacting the table fully (the loads leave one sorted run per
-    /// load; this shows what merging them buys)
-    #[arg(long)]
-    pub compacted_scan: bool,
-}
 
 struct Measure {
     variant: &'static str,
@@ -72,44 +35,19 @@ impl Measure {
     fn rate(&self) -> f64 {
         self.cells as f64 / self.secs.max(1e-9)
     }
-
-    fn rate_text(&self) -> String {
-        if self.cells == 0 {
-            "-".into()
-        } else {
-            format!("{:.0}", self.rate())
-        }
-    }
 }
 
 fn tbl(e: impl std::fmt::Display) -> BenchError {
     BenchError::Invalid(format!("table layer: {e}"))
 }
 
-pub fn run(args: &HypertableArgs) -> Result<()> {
-    let (lines, stream_lines) = if args.quick {
-        (200_000, 50_000)
-    } else {
-        (args.lines, args.stream_lines)
-    };
-    let input = args.dir.join(format!("aol-{lines}-{}", args.seed));
-    let pieces: Vec<PathBuf> = "abcde"
-        .chars()
-        .map(|c| input.join(format!("{c}.tsv")))
-        .collect();
-    if !pieces.iter().all(|p| p.exists()) {
-        eprintln!(
-            "hypertable: generating {lines} lines into {}",
-            input.display()
-        );
-        gen_aol::run(&AolArgs {
-            lines,
-            out: input.clone(),
-            pieces: 5,
-            seed: args.seed,
-            no_query_time: true,
-        })?;
-    }
+/// Runs every Cellar measurement on the pieces a–e; returns them in the order measured.
+pub fn run(
+    args: &HypertableArgs,
+    pieces: &[PathBuf],
+    lines: u64,
+    stream_lines: u64,
+) -> Result<Vec<HtRecord>> {
     let db_dir = args.dir.join("db");
     if db_dir.exists() {
         std::fs::remove_dir_all(&db_dir).map_err(|e| BenchError::io(&db_dir, e))?;
@@ -351,49 +289,24 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
     drop(stream);
     store.db().clone().close().map_err(tbl)?;
 
-    println!();
-    println!("| variant | cells | seconds | cells/s | note |");
-    println!("|---|---:|---:|---:|---|");
-    for m in &results {
-        println!(
-            "| {} | {} | {:.2} | {} | {} |",
-            m.variant,
-            m.cells,
-            m.secs,
-            m.rate_text(),
-            m.note
-        );
-    }
-    println!(
-        "\ndatabase after the loads: {:.1} MB on disk ({:.1} bytes/cell)",
-        disk as f64 / 1e6,
-        disk as f64 / loaded.max(1) as f64
-    );
-    if let Some(path) = &args.json {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| BenchError::io(path, e))?;
-        for m in &results {
-            let rec = json!({
-                "engine": "cellar",
-                "workload": "hypertable",
-                "variant": m.variant,
-                "lines": lines,
-                "cells": m.cells,
-                "seconds": m.secs,
-                "ops_per_sec": m.rate(),
-                "note": m.note,
-                "db_bytes": disk,
-            });
-            writeln!(f, "{rec}").map_err(|e| BenchError::io(path, e))?;
-        }
-    }
     if !args.keep_db {
         std::fs::remove_dir_all(&db_dir).map_err(|e| BenchError::io(&db_dir, e))?;
     }
-    Ok(())
+    Ok(results
+        .into_iter()
+        .map(|m| HtRecord {
+            engine: "cellar".into(),
+            workload: "hypertable".into(),
+            variant: m.variant.to_string(),
+            lines,
+            cells: m.cells,
+            seconds: m.secs,
+            ops_per_sec: m.rate(),
+            note: m.note,
+            db_bytes: disk,
+            command: crate::command_line(),
+        })
+        .collect())
 }
 
 /// The first `n` data lines of a piece (header skipped).
