@@ -15,7 +15,9 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use std::sync::atomic::{
+    AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release, Ordering::SeqCst,
+};
 use std::sync::Arc;
 
 use crossbeam_skiplist::map::Entry;
@@ -115,6 +117,9 @@ pub struct Memtable {
     /// latter, and never waits for a rebuild).
     range_del_cache: Mutex<RangeDelCache>,
     approx_bytes: AtomicUsize,
+    /// Direct writes (see `db/write.rs`) numbered for this memtable and not yet inserted: a
+    /// flush waits for them to drain, since they were logged before the memtable froze.
+    writes_in_flight: AtomicUsize,
     /// The WAL file whose records this memtable holds.
     wal_number: u64,
 }
@@ -127,7 +132,27 @@ impl Memtable {
             range_tombstone_count: AtomicUsize::new(0),
             range_del_cache: Mutex::new(RangeDelCache::default()),
             approx_bytes: AtomicUsize::new(0),
+            writes_in_flight: AtomicUsize::new(0),
             wal_number,
+        }
+    }
+
+    /// A writer has logged a batch for this memtable and will insert it (outside the WAL
+    /// lock). Pair with [`Memtable::end_write`].
+    pub fn begin_write(&self) {
+        self.writes_in_flight.fetch_add(1, SeqCst);
+    }
+
+    pub fn end_write(&self) {
+        self.writes_in_flight.fetch_sub(1, SeqCst);
+    }
+
+    /// Waits until every write begun on this memtable has been inserted. Only called on a
+    /// frozen memtable, which gains no new writers; the ones in flight are a few inserts
+    /// away from done.
+    pub fn wait_for_writes(&self) {
+        while self.writes_in_flight.load(SeqCst) != 0 {
+            std::thread::yield_now();
         }
     }
 

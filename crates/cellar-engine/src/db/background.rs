@@ -133,6 +133,8 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
     let Some(mem) = sv.imms.last().cloned() else {
         return Ok(false);
     };
+    // Writes logged before the memtable froze may still be inserting it.
+    mem.wait_for_writes();
     // The WAL of the next-older memtable is the first one recovery still needs.
     let next_wal = match sv.imms.len() {
         1 => sv.mem.wal_number(),

@@ -84,6 +84,9 @@ pub(crate) struct DbInner {
     pub wal: Mutex<WalState>,
     pub writers: Mutex<write::WriteQueue>,
     pub writers_cv: Condvar,
+    /// Held shared by each direct (non-`Sync`) write until it is visible, and exclusively
+    /// by `exclusive_writes`, so an ingest sees no write in flight.
+    pub write_gate: RwLock<()>,
     pub manifest: Mutex<ManifestState>,
     /// One compaction at a time (background or `compact_range`).
     pub compaction_lock: Mutex<()>,

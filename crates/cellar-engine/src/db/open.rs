@@ -335,6 +335,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
         }),
         writers: Mutex::new(write::WriteQueue::default()),
         writers_cv: Condvar::new(),
+        write_gate: parking_lot::RwLock::new(()),
         manifest: Mutex::new(ManifestState {
             meta,
             writer: manifest_writer,

@@ -18,6 +18,7 @@ use crate::coding::{self, Decoder};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::sst::format::{BlockHandle, BLOCK_TRAILER_LEN};
+use crate::sst::prefetch;
 use crate::types::{self, compare_internal};
 
 pub struct BlockBuilder {
@@ -150,6 +151,15 @@ impl Block {
     /// Memory charged to the block cache.
     pub fn charge(&self) -> usize {
         self.data.capacity() + std::mem::size_of::<Block>()
+    }
+
+    /// Starts loading the restart array and the middle restart's entry, where a seek in
+    /// this block begins.
+    pub fn prefetch(&self) {
+        prefetch::read_at(&self.data, self.restarts_off);
+        if let Some(p) = self.restart_point(self.num_restarts / 2) {
+            prefetch::read_at(&self.data, p);
+        }
     }
 
     pub fn iter(self: &Arc<Self>) -> BlockIter {
@@ -610,6 +620,28 @@ impl IndexBlock {
             .saturating_sub(start)
             .saturating_sub(BLOCK_TRAILER_LEN as u64);
         Ok(BlockHandle::new(start, size))
+    }
+
+    /// Starts loading the memory `find(target)` will search after its cache-resident first
+    /// step: the window's end offsets and separator bytes (and the block's end offset).
+    pub fn prefetch(&self, target: &[u8]) {
+        let (tu, _) = types::split_internal(target).unwrap_or((target, 0));
+        let Some(rest) = tu.strip_prefix(&self.prefix[..]) else {
+            return;
+        };
+        let th = head8(rest);
+        let below = self.heads.partition_point(|&h| h < th);
+        let lo = below.saturating_sub(1) * HEAD_STRIDE;
+        let mid = (lo + HEAD_STRIDE / 2).min(self.len.saturating_sub(1));
+        prefetch::read_at(&self.key_ends, lo);
+        prefetch::read_at(&self.key_ends, mid);
+        if let Some(&at) = self.key_ends.get(mid) {
+            prefetch::read_at(&self.suffixes, at as usize);
+        }
+        match &self.block_ends {
+            BlockEnds::Narrow(v) => prefetch::read_at(v, mid),
+            BlockEnds::Wide(v) => prefetch::read_at(v, mid),
+        }
     }
 
     /// The first block whose separator is >= `target`: the only block that can hold the

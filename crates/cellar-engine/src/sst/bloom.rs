@@ -29,6 +29,11 @@ const LINE_BYTES: usize = 64;
 const LINE_BITS: u32 = 512;
 const PROBE_MIX: u32 = 0x9E37_79B9;
 
+/// The hash a filter is probed with.
+pub fn key_hash(user_key: &[u8]) -> u64 {
+    xxh3_64(user_key)
+}
+
 fn line_of(h: u64, lines: u64) -> usize {
     (((h >> 32) * lines) >> 32) as usize
 }
@@ -130,7 +135,19 @@ impl BloomFilter {
 
     /// False means the key is certainly absent from the file.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        let h = xxh3_64(user_key);
+        self.may_contain_hash(key_hash(user_key))
+    }
+
+    /// Starts loading the cache line `may_contain_hash(h)` will read (cache-local layout;
+    /// the classic layout's probes are spread out and are not prefetched).
+    pub fn prefetch(&self, h: u64) {
+        if self.lines > 0 {
+            super::prefetch::read_at(&self.data, line_of(h, self.lines) * LINE_BYTES);
+        }
+    }
+
+    /// `may_contain` for a key whose [`key_hash`] is `h`.
+    pub fn may_contain_hash(&self, h: u64) -> bool {
         if self.lines > 0 {
             let Some(line) = self
                 .data

@@ -28,6 +28,7 @@ pub mod bloom;
 pub mod builder;
 pub mod cache;
 pub mod format;
+mod prefetch;
 pub mod reader;
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::sst::block::{Block, BlockIter, IndexBlock};
-use crate::sst::bloom::BloomFilter;
+use crate::sst::bloom::{key_hash, BloomFilter};
 use crate::sst::cache::BlockCache;
 use crate::sst::format::{
     decode_block, decode_block_slice, BlockHandle, Footer, Properties, FOOTER_LEN, MAX_BLOCK_LEN,
@@ -297,13 +297,33 @@ impl SstReader {
         let Some(seq) = self.probe_seq(seq) else {
             return Ok(());
         };
-        // (block ordinal, key index, lookup key)
-        let mut probes: Vec<(usize, usize, Vec<u8>)> = Vec::new();
-        for (i, key) in keys.iter().enumerate() {
-            if results[i].is_some() || !inner.filter_admits(key) {
-                continue;
+        // Each step below first asks the CPU for the memory the next one reads, for every
+        // key, so the cache misses of the batch overlap (see `prefetch`): bloom lines, then
+        // index windows, then (further down) the blocks' restart arrays.
+        let pending: Vec<usize> = (0..keys.len()).filter(|&i| results[i].is_none()).collect();
+        let mut admitted: Vec<(usize, Vec<u8>)> = Vec::with_capacity(pending.len());
+        match &inner.filter {
+            Some(f) => {
+                let hashes: Vec<u64> = pending.iter().map(|&i| key_hash(keys[i])).collect();
+                for &h in &hashes {
+                    f.prefetch(h);
+                }
+                for (&i, &h) in pending.iter().zip(&hashes) {
+                    if f.may_contain_hash(h) {
+                        admitted.push((i, lookup_key(keys[i], seq)));
+                    } else {
+                        Counters::add(&inner.counters.bloom_negatives, 1);
+                    }
+                }
             }
-            let target = lookup_key(key, seq);
+            None => admitted.extend(pending.iter().map(|&i| (i, lookup_key(keys[i], seq)))),
+        }
+        for (_, target) in &admitted {
+            inner.index.prefetch(target);
+        }
+        // (block ordinal, key index, lookup key)
+        let mut probes: Vec<(usize, usize, Vec<u8>)> = Vec::with_capacity(admitted.len());
+        for (i, target) in admitted {
             match inner.index.find(&target)? {
                 Some(b) => probes.push((b, i, target)),
                 None => inner.note_miss(true),
@@ -318,6 +338,9 @@ impl SstReader {
             blocks.push(inner.cached_block(o)?.1);
         }
         inner.fill_runs(&ords, &mut blocks)?;
+        for b in blocks.iter().flatten() {
+            b.prefetch();
+        }
 
         let mut at = 0;
         for (ord, i, target) in &probes {
