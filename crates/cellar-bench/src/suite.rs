@@ -277,6 +277,15 @@ where
     })
 }
 
+impl crate::java::PeerLine for SuiteRecord {
+    fn engine(&self) -> &str {
+        &self.engine
+    }
+    fn workload(&self) -> &str {
+        &self.workload
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

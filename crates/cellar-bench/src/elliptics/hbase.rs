@@ -6,9 +6,7 @@
 //! per variant, as a plain JSON object per line on stdout; progress on stderr. Skipped, with
 //! a note, when java or the hbase jar is missing.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Stdio;
 
 use super::{Line, Spec, WORKLOAD};
 use crate::error::{BenchError, Result};
@@ -71,45 +69,12 @@ fn collect(spec: &Spec, java_dir: &Path, heap_mb: u64, lines: &mut Vec<Line>) ->
     let mut cmd = JavaPeer::HBase
         .command_with_main(java_dir, heap_mb, MAIN_CLASS)
         .map_err(child_err)?;
-    cmd.args(args(spec))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = cmd.spawn().map_err(|e| BenchError::io("java", e))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| child_err("has no stdout pipe"))?;
-    let mut protocol_error = None;
-    for text in BufReader::new(stdout).lines() {
-        let text = text.map_err(|e| BenchError::io("hbase stdout", e))?;
-        if !text.starts_with('{') {
-            eprintln!("[hbase stdout] {text}");
-            continue;
-        }
-        match serde_json::from_str::<Line>(&text) {
-            // The peer printed its own progress line on stderr.
-            Ok(l) if l.engine == NAME && l.workload == WORKLOAD => lines.push(l),
-            Ok(l) => {
-                protocol_error
-                    .get_or_insert(format!("sent a line for {:?}/{:?}", l.engine, l.workload));
-            }
-            Err(e) => {
-                protocol_error.get_or_insert(format!("sent a malformed result ({e}): {text}"));
-            }
-        }
-    }
-    let status = child.wait().map_err(|e| BenchError::io("java", e))?;
+    cmd.args(args(spec));
+    let r = java::collect_peer_lines(&mut cmd, NAME, |w| w == WORKLOAD, lines);
     if !spec.keep_data {
         crate::procfs::remove_dir(&dir)?;
     }
-    if !status.success() {
-        return Err(child_err(format!("failed ({status})")));
-    }
-    match protocol_error {
-        Some(what) => Err(child_err(what)),
-        None => Ok(()),
-    }
+    r
 }
 
 #[cfg(test)]

@@ -285,6 +285,15 @@ pub fn markdown(lines: &[Line], engines: &[String], spec: &Spec, cache_note: &st
     s
 }
 
+impl crate::java::PeerLine for Line {
+    fn engine(&self) -> &str {
+        &self.engine
+    }
+    fn workload(&self) -> &str {
+        &self.workload
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

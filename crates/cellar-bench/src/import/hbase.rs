@@ -5,9 +5,7 @@
 //! "hbase", workload "import"), progress on stderr. Named only explicitly in `--engines`
 //! ("all" is the Rust engines); skipped, with a note, when java or its jar is missing.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Stdio;
 
 use super::{ImportConfig, MIB};
 use crate::error::{BenchError, Result};
@@ -89,45 +87,12 @@ fn collect(
     let mut cmd = JavaPeer::HBase
         .command(java_dir, heap_mb)
         .map_err(child_err)?;
-    cmd.args(args(cfg))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = cmd.spawn().map_err(|e| BenchError::io("java", e))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| child_err("has no stdout pipe"))?;
-    let mut protocol_error = None;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| BenchError::io("hbase stdout", e))?;
-        if !line.starts_with('{') {
-            eprintln!("[hbase stdout] {line}");
-            continue;
-        }
-        match serde_json::from_str::<SuiteRecord>(&line) {
-            // The peer printed its own progress line on stderr.
-            Ok(r) if r.engine == NAME && r.workload == "import" => records.push(r),
-            Ok(r) => {
-                protocol_error
-                    .get_or_insert(format!("sent a line for {:?}/{:?}", r.engine, r.workload));
-            }
-            Err(e) => {
-                protocol_error.get_or_insert(format!("sent a malformed result ({e}): {line}"));
-            }
-        }
-    }
-    let status = child.wait().map_err(|e| BenchError::io("java", e))?;
+    cmd.args(args(cfg));
+    let r = java::collect_peer_lines(&mut cmd, NAME, |w| w == "import", records);
     if !cfg.keep_db {
         crate::procfs::remove_dir(&dir)?;
     }
-    if !status.success() {
-        return Err(child_err(format!("failed ({status})")));
-    }
-    match protocol_error {
-        Some(what) => Err(child_err(what)),
-        None => Ok(()),
-    }
+    r
 }
 
 #[cfg(test)]

@@ -10,9 +10,8 @@
 //! Runs when named in `--engines`, or with "all" when java and its jar are there; skipped
 //! with a note otherwise.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::workload::Distribution;
 use super::YcsbConfig;
@@ -142,49 +141,12 @@ fn collect(
     let dir = data_dir(cfg);
     crate::procfs::remove_dir(&dir)?;
     let mut cmd = command(java_dir, heap_mb).map_err(child_err)?;
-    cmd.args(args(cfg))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = cmd.spawn().map_err(|e| BenchError::io("java", e))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| child_err("has no stdout pipe"))?;
-    let mut protocol_error = None;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| BenchError::io("hbase stdout", e))?;
-        if !line.starts_with('{') {
-            eprintln!("[hbase stdout] {line}");
-            continue;
-        }
-        match serde_json::from_str::<SuiteRecord>(&line) {
-            // The peer printed its own progress line on stderr.
-            Ok(r) if r.engine == NAME && r.workload.starts_with("ycsb_") => records.push(r),
-            Ok(r) => {
-                protocol_error
-                    .get_or_insert(format!("sent a line for {:?}/{:?}", r.engine, r.workload));
-            }
-            Err(e) => {
-                protocol_error.get_or_insert(format!("sent a malformed result ({e}): {line}"));
-            }
-        }
-    }
-    let status = child.wait().map_err(|e| BenchError::io("java", e))?;
+    cmd.args(args(cfg));
+    let r = java::collect_peer_lines(&mut cmd, NAME, |w| w.starts_with("ycsb_"), records);
     if !cfg.keep_db {
         crate::procfs::remove_dir(&dir)?;
     }
-    if !status.success() {
-        return Err(child_err(format!("failed ({status})")));
-    }
-    let want = cfg.threads.len() * (cfg.workloads.len() + 1);
-    if protocol_error.is_none() && records.len() != want {
-        protocol_error = Some(format!("sent {} results, not {want}", records.len()));
-    }
-    match protocol_error {
-        Some(what) => Err(child_err(what)),
-        None => Ok(()),
-    }
+    r
 }
 
 #[cfg(test)]
