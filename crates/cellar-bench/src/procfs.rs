@@ -49,6 +49,16 @@ pub fn drop_page_cache() -> std::io::Result<()> {
     std::fs::write("/proc/sys/vm/drop_caches", "3")
 }
 
+/// Whether this process may drop the page cache: root, and a test drop works (which also
+/// drops it once). `Err` says why not.
+pub fn can_drop_caches() -> std::result::Result<(), String> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("not root".into());
+    }
+    drop_page_cache().map_err(|e| format!("/proc/sys/vm/drop_caches: {e}"))
+}
+
 /// Bytes of all regular files under `dir` (0 if it does not exist).
 pub fn dir_size(dir: &Path) -> Result<u64> {
     let entries = match std::fs::read_dir(dir) {

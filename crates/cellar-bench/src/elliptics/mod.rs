@@ -273,15 +273,6 @@ fn resolve_engines(
     Ok((run, skipped))
 }
 
-/// Whether this process may drop the page cache: root, and a test drop works.
-fn can_drop_caches() -> std::result::Result<(), String> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err("not root".into());
-    }
-    crate::procfs::drop_page_cache().map_err(|e| format!("/proc/sys/vm/drop_caches: {e}"))
-}
-
 pub fn run(a: &EllipticsArgs) -> Result<()> {
     if let Some(json) = &a.child {
         let spec: Spec = serde_json::from_str(json)
@@ -300,7 +291,7 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
     let cache_note = if a.no_drop_caches {
         "page cache not dropped (--no-drop-caches)".to_string()
     } else {
-        match can_drop_caches() {
+        match crate::procfs::can_drop_caches() {
             Ok(()) => {
                 spec.drop_caches = true;
                 "page cache dropped before each read phase".to_string()

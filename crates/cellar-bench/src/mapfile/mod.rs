@@ -271,15 +271,6 @@ fn resolve_engines(list: Option<&str>, java_dir: &Path) -> Result<(Vec<Runner>, 
     Ok((run, skipped))
 }
 
-/// Whether this process may drop the page cache: root, and a test drop works.
-fn can_drop_caches() -> std::result::Result<(), String> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err("not root".into());
-    }
-    procfs::drop_page_cache().map_err(|e| format!("/proc/sys/vm/drop_caches: {e}"))
-}
-
 pub fn run(a: &MapfileArgs) -> Result<()> {
     if let Some(name) = &a.child {
         let spec = Spec::resolve(a)?;
@@ -297,7 +288,7 @@ pub fn run(a: &MapfileArgs) -> Result<()> {
     let cache_note = if a.no_drop_caches {
         "page cache not dropped (--no-drop-caches)".to_string()
     } else {
-        match can_drop_caches() {
+        match procfs::can_drop_caches() {
             Ok(()) => {
                 spec.drop_caches = true;
                 "page cache dropped before each lookup iteration".to_string()
