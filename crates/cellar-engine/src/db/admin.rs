@@ -292,7 +292,7 @@ impl Db {
         s.memtable_bytes = sv.memtables().map(|m| m.approx_bytes() as u64).sum();
         s.immutable_memtables = sv.imms.len();
         s.block_cache_bytes = inner.cache.used_bytes();
-        s.last_sequence = inner.last_visible.load(std::sync::atomic::Ordering::SeqCst);
+        s.last_sequence = inner.last_visible.load();
         for k in sv.version.keyspaces.values() {
             let mut ks = KeyspaceStats {
                 name: k.name.to_string(),

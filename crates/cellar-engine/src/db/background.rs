@@ -156,7 +156,7 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
         inner.oldest_snapshot(),
     )?;
     let bytes: u64 = files.iter().map(|(_, f)| f.size).sum();
-    let last_seq = inner.last_visible.load(std::sync::atomic::Ordering::SeqCst);
+    let last_seq = inner.last_visible.load();
     log_and_apply(
         inner,
         |meta| {

@@ -19,7 +19,6 @@
 //! A crash before the edit is synced leaves only orphan files, removed at the next open.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::background::log_and_apply;
@@ -151,7 +150,7 @@ impl Db {
             None,
         );
         // The sequence is used either way: readers may see it (nothing has it on failure).
-        inner.last_visible.store(g, Ordering::SeqCst);
+        inner.last_visible.store(g);
         drop(wal);
         if let Err(e) = r {
             // After a failed manifest write the record may still be on disk: the files stay

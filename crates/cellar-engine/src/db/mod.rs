@@ -11,6 +11,7 @@ mod ingest;
 mod iterator;
 mod open;
 mod read;
+mod visibility;
 mod write;
 
 use std::collections::{BTreeMap, HashMap};
@@ -79,7 +80,7 @@ pub(crate) struct DbInner {
     pub cache: Arc<BlockCache>,
     pub sv: RwLock<Arc<SuperVersion>>,
     /// Highest sequence number whose write is in the memtable: what new reads see.
-    pub last_visible: AtomicU64,
+    pub last_visible: visibility::VisibleSeq,
     pub next_file_number: AtomicU64,
     pub wal: Mutex<WalState>,
     pub writers: Mutex<write::WriteQueue>,
@@ -143,7 +144,7 @@ impl DbInner {
 
     pub fn oldest_snapshot(&self) -> SeqNo {
         let snaps = self.snapshots.lock();
-        let visible = self.last_visible.load(Ordering::SeqCst);
+        let visible = self.last_visible.load();
         snaps.keys().next().copied().unwrap_or(visible).min(visible)
     }
 

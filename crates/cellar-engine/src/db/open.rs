@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use super::visibility::VisibleSeq;
 use super::{background, write, BgState, DbInner, ManifestState, SuperVersion, WalState};
 use crate::batch::decode_batch;
 use crate::error::{Error, Result};
@@ -326,7 +327,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
         counters,
         cache,
         sv: RwLock::new(Arc::new(sv)),
-        last_visible: AtomicU64::new(last_seq),
+        last_visible: VisibleSeq::new(last_seq),
         next_file_number: AtomicU64::new(next_file.load(std::sync::atomic::Ordering::SeqCst)),
         wal: Mutex::new(WalState {
             writer: wal_writer,

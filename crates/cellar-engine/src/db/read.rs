@@ -89,13 +89,13 @@ impl DbInner {
     pub(crate) fn read_seq(&self, ro: &ReadOptions) -> SeqNo {
         match &ro.snapshot {
             Some(s) => s.sequence(),
-            None => self.last_visible.load(Ordering::SeqCst),
+            None => self.last_visible.load(),
         }
     }
 
     pub(crate) fn new_snapshot(&self) -> Snapshot {
         let mut r = self.snapshots.lock();
-        let seq = self.last_visible.load(Ordering::SeqCst);
+        let seq = self.last_visible.load();
         *r.entry(seq).or_insert(0) += 1;
         Snapshot {
             inner: Arc::new(SnapshotInner {

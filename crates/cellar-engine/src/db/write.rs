@@ -12,7 +12,6 @@
 //! only after its in-flight inserts drain (`Memtable::wait_for_writes`).
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -259,29 +258,13 @@ impl DbInner {
             (mem, first_seq, bytes)
         };
         apply_batch(&mem, first_seq, &batch);
-        self.publish(first_seq, first_seq + count - 1);
+        self.last_visible.publish(first_seq, first_seq + count - 1);
         mem.end_write();
         let c = &self.counters;
         Counters::add(&c.writes, 1);
         Counters::add(&c.write_bytes, bytes);
         Counters::add(&c.wal_bytes, bytes);
         Ok(())
-    }
-
-    /// Makes sequences up to `last` visible once every sequence before `first` is: writes
-    /// become visible in the order they were logged, whatever order their inserts finish.
-    fn publish(&self, first: SeqNo, last: SeqNo) {
-        let mut spins = 0u32;
-        while self.last_visible.load(Ordering::SeqCst) != first - 1 {
-            if spins < 100 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                // The writer before us may be descheduled (more writers than cores).
-                std::thread::yield_now();
-            }
-        }
-        self.last_visible.store(last, Ordering::SeqCst);
     }
 
     fn commit_group(&self, group: &[Arc<Writer>]) -> Result<()> {
@@ -326,7 +309,7 @@ impl DbInner {
         }
         wal.last_seq = seq - 1;
         // Direct writes logged before this group may still be inserting.
-        self.publish(first_seq, seq - 1);
+        self.last_visible.publish(first_seq, seq - 1);
         let c = &self.counters;
         Counters::add(&c.writes, group.len() as u64);
         Counters::add(&c.grouped_writes, group.len().saturating_sub(1) as u64);

@@ -1,0 +1,128 @@
+//! The sequence number new reads see, advanced in log order by writers that insert into the
+//! memtable concurrently.
+//!
+//! A writer whose batch was logged after another's must not become visible first (a reader
+//! would see the later write without the earlier one), so `publish` waits for the sequence
+//! just before its own. That wait used to spin and then `yield_now`: with more writer
+//! threads than cores, the writer being waited for is often descheduled, and the yielding
+//! waiters kept competing with it for the CPU (YCSB D with 4 threads on 2 busy cores:
+//! insert p50 64-94 µs against fjall's 5 µs). Now a waiter spins briefly, for the common
+//! case where its predecessor is inserting on another core, then sleeps until a publish
+//! wakes it.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::types::SeqNo;
+
+/// Spins before sleeping: enough for a predecessor's memtable insert on another core
+/// (about a microsecond), short against a scheduler time slice.
+const SPINS_BEFORE_SLEEP: u32 = 256;
+
+pub(crate) struct VisibleSeq {
+    seq: AtomicU64,
+    /// Publishers asleep in `publish`; a publish takes `lock` to wake them only when
+    /// there are some, so the uncontended path makes no system call.
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+impl VisibleSeq {
+    pub fn new(seq: SeqNo) -> Self {
+        VisibleSeq {
+            seq: AtomicU64::new(seq),
+            sleepers: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Highest sequence number whose write is in the memtable.
+    pub fn load(&self) -> SeqNo {
+        self.seq.load(SeqCst)
+    }
+
+    /// Sets the visible sequence outright. REQUIRES: no write is in flight (the caller
+    /// holds every writer off, as ingest does).
+    pub fn store(&self, seq: SeqNo) {
+        self.seq.store(seq, SeqCst);
+        self.wake();
+    }
+
+    /// Makes sequences up to `last` visible once every sequence before `first` is.
+    pub fn publish(&self, first: SeqNo, last: SeqNo) {
+        let ready = || self.seq.load(SeqCst) == first - 1;
+        let mut spins = 0;
+        while !ready() && spins < SPINS_BEFORE_SLEEP {
+            std::hint::spin_loop();
+            spins += 1;
+        }
+        if !ready() {
+            let mut g = self.lock.lock();
+            // Registered before the re-check: a publisher that stores after this sees a
+            // sleeper and takes the lock to wake it, which it cannot do before `wait`
+            // releases the lock (no lost wake-up).
+            self.sleepers.fetch_add(1, SeqCst);
+            while !ready() {
+                self.cv.wait(&mut g);
+            }
+            self.sleepers.fetch_sub(1, SeqCst);
+        }
+        self.seq.store(last, SeqCst);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        if self.sleepers.load(SeqCst) > 0 {
+            let _g = self.lock.lock();
+            self.cv.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// More publishers than cores, finishing their inserts in reverse log order: every one
+    /// must become visible, in order, without a lost wake-up.
+    #[test]
+    fn publishes_in_log_order_with_more_threads_than_cores() {
+        for _round in 0..20 {
+            let v = Arc::new(VisibleSeq::new(0));
+            let order = Arc::new(Mutex::new(Vec::new()));
+            let threads: Vec<_> = (1..=16u64)
+                .rev()
+                .map(|s| {
+                    let v = Arc::clone(&v);
+                    let order = Arc::clone(&order);
+                    std::thread::spawn(move || {
+                        v.publish(s, s);
+                        order.lock().push(s);
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().expect("publisher thread");
+            }
+            assert_eq!(v.load(), 16);
+            let mut seen = order.lock().clone();
+            // Pushes after publish may interleave; what matters is that all completed.
+            seen.sort_unstable();
+            assert_eq!(seen, (1..=16).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn a_batch_publishes_its_whole_range() {
+        let v = VisibleSeq::new(10);
+        v.publish(11, 15);
+        assert_eq!(v.load(), 15);
+        v.store(20);
+        v.publish(21, 21);
+        assert_eq!(v.load(), 21);
+    }
+}
