@@ -18,7 +18,7 @@ use crate::types::SeqNo;
 
 /// Spins before sleeping: enough for a predecessor's memtable insert on another core
 /// (about a microsecond), short against a scheduler time slice.
-const SPINS_BEFORE_SLEEP: u32 = 256;
+const SPINS_BEFORE_SLEEP: u32 = 64;
 
 pub(crate) struct VisibleSeq {
     seq: AtomicU64,
