@@ -166,7 +166,10 @@ impl Reader {
 
     fn read_exact_at(&self, path: &Path, buf: &mut [u8], offset: u64) -> Result<()> {
         match self {
-            Reader::Vfs(f) => f.read_exact_at(buf, offset).map_err(|e| vfs_err(path, e)),
+            // A TestDFSIO read streams the file: the Vfs's scan read keeps the OS readahead.
+            Reader::Vfs(f) => f
+                .read_exact_at_scan(buf, offset)
+                .map_err(|e| vfs_err(path, e)),
             Reader::Posix(f) => f
                 .read_exact_at(buf, offset)
                 .map_err(|e| BenchError::io(path, e)),

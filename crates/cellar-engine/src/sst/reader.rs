@@ -50,15 +50,28 @@ struct Inner {
     meta_limit: u64,
 }
 
+/// What follows a read: reads elsewhere in the file (lookups, metadata at open), or the
+/// next bytes (iterators, checksum verification). The Vfs reads ahead only for `Scan`
+/// (`RandomAccessFile::read_exact_at_scan`): ahead of a lookup it only delays the next one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Point,
+    Scan,
+}
+
 /// One pread of `len` bytes at `offset`, counted as a device read.
 fn pread(
     file: &dyn RandomAccessFile,
     counters: &Counters,
     offset: u64,
     len: u64,
+    access: Access,
 ) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len as usize];
-    file.read_exact_at(&mut buf, offset)?;
+    match access {
+        Access::Point => file.read_exact_at(&mut buf, offset)?,
+        Access::Scan => file.read_exact_at_scan(&mut buf, offset)?,
+    }
     Counters::add(&counters.device_reads, 1);
     Counters::add(&counters.device_read_bytes, len);
     Ok(buf)
@@ -85,9 +98,10 @@ fn read_block_contents(
     counters: &Counters,
     limit: u64,
     h: BlockHandle,
+    access: Access,
 ) -> Result<Vec<u8>> {
     check_handle(path, h, limit)?;
-    let raw = pread(file, counters, h.offset, h.len_with_trailer())?;
+    let raw = pread(file, counters, h.offset, h.len_with_trailer(), access)?;
     decode_block(path, h.offset, raw)
 }
 
@@ -108,10 +122,16 @@ impl SstReader {
             ));
         }
         let meta_limit = size - FOOTER_LEN as u64;
-        let raw = pread(&*file, &counters, meta_limit, FOOTER_LEN as u64)?;
+        let raw = pread(
+            &*file,
+            &counters,
+            meta_limit,
+            FOOTER_LEN as u64,
+            Access::Point,
+        )?;
         let footer = Footer::decode(&path, meta_limit, &raw)?;
         let shared_path: Arc<Path> = Arc::from(path.as_path());
-        let read = |h| read_block_contents(&*file, &path, &counters, meta_limit, h);
+        let read = |h| read_block_contents(&*file, &path, &counters, meta_limit, h, Access::Point);
 
         let index_block = Block::new(
             read(footer.index)?,
@@ -226,7 +246,7 @@ impl SstReader {
 
     /// Reads one block bypassing the cache (for inspection); iterate it with `Block::iter`.
     pub fn read_block(&self, h: BlockHandle) -> Result<Arc<Block>> {
-        Ok(Arc::new(self.inner.read_block_uncached(h)?))
+        Ok(Arc::new(self.inner.read_block_uncached(h, Access::Point)?))
     }
 
     /// Reads every block from disk, checking crc, decompression and entry framing.
@@ -244,10 +264,11 @@ impl SstReader {
                 &inner.counters,
                 inner.meta_limit,
                 h,
+                Access::Scan,
             )?;
         }
         for h in self.data_block_handles()? {
-            let block = Arc::new(inner.read_block_uncached(h)?);
+            let block = Arc::new(inner.read_block_uncached(h, Access::Scan)?);
             let mut it = block.iter();
             it.seek_to_first();
             while it.valid() {
@@ -272,7 +293,7 @@ impl SstReader {
             // Every separator is below target: so is every key of the file.
             None => None,
             Some(i) => {
-                let block = inner.data_block(i, true)?;
+                let block = inner.data_block(i, true, Access::Point)?;
                 lookup_in_block(&block, user_key, &target)?
             }
         };
@@ -395,9 +416,15 @@ impl Inner {
         }
     }
 
-    fn read_block_uncached(&self, h: BlockHandle) -> Result<Block> {
-        let data =
-            read_block_contents(&*self.file, &self.path, &self.counters, self.meta_limit, h)?;
+    fn read_block_uncached(&self, h: BlockHandle, access: Access) -> Result<Block> {
+        let data = read_block_contents(
+            &*self.file,
+            &self.path,
+            &self.counters,
+            self.meta_limit,
+            h,
+            access,
+        )?;
         Block::new(data, self.shared_path.clone(), h.offset)
     }
 
@@ -414,12 +441,12 @@ impl Inner {
         Ok((h, hit))
     }
 
-    fn data_block(&self, ord: usize, fill_cache: bool) -> Result<Arc<Block>> {
+    fn data_block(&self, ord: usize, fill_cache: bool, access: Access) -> Result<Arc<Block>> {
         let (h, hit) = self.cached_block(ord)?;
         if let Some(b) = hit {
             return Ok(b);
         }
-        let block = Arc::new(self.read_block_uncached(h)?);
+        let block = Arc::new(self.read_block_uncached(h, access)?);
         if fill_cache {
             self.cache.insert(self.file_number, h.offset, block.clone());
         }
@@ -451,7 +478,13 @@ impl Inner {
                 check_handle(&self.path, *h, self.meta_limit)?;
             }
             let end = handles[handles.len() - 1].end();
-            let buf = pread(&*self.file, &self.counters, start, end - start)?;
+            let buf = pread(
+                &*self.file,
+                &self.counters,
+                start,
+                end - start,
+                Access::Point,
+            )?;
             for (slot, h) in blocks[j..k].iter_mut().zip(&handles) {
                 let from = (h.offset - start) as usize;
                 let raw = &buf[from..from + h.len_with_trailer() as usize];
@@ -575,7 +608,11 @@ impl SstIterator {
     }
 
     fn load(&mut self, i: usize) -> bool {
-        match self.reader.inner.data_block(i, self.fill_cache) {
+        match self
+            .reader
+            .inner
+            .data_block(i, self.fill_cache, Access::Scan)
+        {
             Ok(b) => {
                 self.block_idx = i;
                 self.data = Some(b.iter());

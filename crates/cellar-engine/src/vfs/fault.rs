@@ -174,6 +174,10 @@ impl RandomAccessFile for FaultReadable {
         tick(&self.faults, IoKind::Read, &self.path)?;
         self.inner.read_exact_at(buf, offset)
     }
+    fn read_exact_at_scan(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        tick(&self.faults, IoKind::Read, &self.path)?;
+        self.inner.read_exact_at_scan(buf, offset)
+    }
     fn size(&self) -> u64 {
         self.inner.size()
     }

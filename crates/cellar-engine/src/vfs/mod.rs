@@ -36,8 +36,15 @@ pub trait WritableFile: Send {
 
 /// A file open for positional reads (`pread`). Shared between threads.
 pub trait RandomAccessFile: Send + Sync {
-    /// Fills `buf` with the bytes at `offset`; an error if the file is shorter.
+    /// Fills `buf` with the bytes at `offset`; an error if the file is shorter. A point read:
+    /// a Vfs should fetch these bytes and no more (no readahead), because the next point
+    /// read is somewhere else and bytes read ahead only delay it.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()>;
+    /// The same, for a read that is part of a scan in file order (iterators, compaction,
+    /// checksum verification), where the OS reading ahead of it pays.
+    fn read_exact_at_scan(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.read_exact_at(buf, offset)
+    }
     fn size(&self) -> u64;
 }
 

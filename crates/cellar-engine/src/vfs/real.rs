@@ -3,8 +3,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use super::{FileLock, RandomAccessFile, Vfs, WritableFile};
 use crate::error::{Error, Result};
@@ -34,9 +34,20 @@ impl WritableFile for RealWritable {
     }
 }
 
+/// Point reads and scans go through different open file descriptions because the kernel
+/// keeps one readahead state per description (`struct file`) and `posix_fadvise` sets it for
+/// the whole description. Left at the default, random point reads trip the readahead
+/// heuristics (a read just after cached pages looks like a sequential stream) and become
+/// reads of up to `read_ahead_kb` (8 MiB on the benchmark VM) that the lookups behind them
+/// wait for: seed 001's cold random gets read the whole database from disk in seconds while
+/// their p99 went to tens of milliseconds (docs/benchmarks.md). So `file`, used by point
+/// reads, is advised `POSIX_FADV_RANDOM` (RocksDB's `advise_random_on_open`), and scans get
+/// a second description that keeps the readahead, opened on their first read so that files
+/// nobody scans hold one descriptor.
 struct RealReadable {
     file: File,
-    path: String,
+    scan: OnceLock<File>,
+    path: PathBuf,
     size: u64,
     direct: bool,
 }
@@ -73,6 +84,16 @@ impl RealReadable {
         buf.copy_from_slice(&aligned[from..from + buf.len()]);
         Ok(())
     }
+
+    /// The description scans read through, opened on first use. Two threads may both open
+    /// one; the loser's is closed.
+    fn scan_file(&self) -> std::io::Result<&File> {
+        if let Some(f) = self.scan.get() {
+            return Ok(f);
+        }
+        let f = File::open(&self.path)?;
+        Ok(self.scan.get_or_init(|| f))
+    }
 }
 
 impl RandomAccessFile for RealReadable {
@@ -84,9 +105,27 @@ impl RandomAccessFile for RealReadable {
         };
         r.map_err(|e| Error::io(&self.path, e))
     }
+    fn read_exact_at_scan(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        if self.direct {
+            // O_DIRECT bypasses the page cache: there is no readahead to ask for.
+            return self.read_exact_at(buf, offset);
+        }
+        self.scan_file()
+            .and_then(|f| f.read_exact_at(buf, offset))
+            .map_err(|e| Error::io(&self.path, e))
+    }
     fn size(&self) -> u64 {
         self.size
     }
+}
+
+/// Turns the kernel's readahead off for point reads through `file` (see [`RealReadable`]).
+/// Only a hint: where it fails (a file system that rejects it) reads stay correct and only
+/// the readahead remains, so the error is not worth failing an open for.
+fn advise_random(file: &File) {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: posix_fadvise only reads its arguments; the descriptor is open for the call.
+    let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
 }
 
 struct RealLock {
@@ -116,10 +155,14 @@ impl Vfs for RealVfs {
             oo.custom_flags(libc::O_DIRECT);
         }
         let file = oo.open(path).map_err(|e| Error::io(path, e))?;
+        if !direct {
+            advise_random(&file);
+        }
         let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
         Ok(Arc::new(RealReadable {
             file,
-            path: path.display().to_string(),
+            scan: OnceLock::new(),
+            path: path.to_path_buf(),
             size,
             direct,
         }))

@@ -1,0 +1,108 @@
+//! A point lookup brings its block into the page cache and nothing more; a scan lets the
+//! kernel read ahead. Lookups that triggered the kernel's readahead gave seed 001's cold
+//! random reads their p99 tail (docs/benchmarks.md, "Seed 001"): this looks, with
+//! `mincore`, at which pages of an SST a cold `get` and a cold scan leave in the page cache.
+//! Where the file system shows no readahead even for the scan there is nothing to tell
+//! apart, and the test says so and passes.
+
+use std::fs::File;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use cellar_engine::{Db, Durability, Options, ReadOptions, WriteOptions};
+
+const PAGE_BYTES: usize = 4096;
+
+/// Pages of `path` in the page cache.
+fn resident_pages(path: &Path) -> usize {
+    let file = File::open(path).expect("open sst");
+    let len = file.metadata().expect("stat sst").len() as usize;
+    let pages = len.div_ceil(PAGE_BYTES);
+    let mut vec = vec![0u8; pages];
+    // SAFETY: a read-only shared mapping of an open file, unmapped before returning; mincore
+    // writes one byte per page of it into `vec`, which holds `pages` bytes.
+    unsafe {
+        let addr = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(addr, libc::MAP_FAILED, "mmap");
+        let rc = libc::mincore(addr, len, vec.as_mut_ptr());
+        libc::munmap(addr, len);
+        assert_eq!(rc, 0, "mincore");
+    }
+    vec.iter().filter(|&&b| b & 1 == 1).count()
+}
+
+/// Evicts the file's (clean) pages from the page cache.
+fn evict(path: &Path) {
+    let file = File::open(path).expect("open sst");
+    // SAFETY: posix_fadvise only reads its arguments; the descriptor is open for the call.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0, "posix_fadvise(DONTNEED)");
+}
+
+fn only_sst(dir: &Path) -> PathBuf {
+    let ssts: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("list")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .collect();
+    assert_eq!(ssts.len(), 1, "{ssts:?}");
+    ssts.into_iter().next().expect("one sst")
+}
+
+#[test]
+fn point_get_reads_only_its_block_and_scans_read_ahead() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = Options {
+        // Every lookup goes to the file: the scan below must not find the get's block cached.
+        block_cache_size_bytes: 0,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts).expect("open");
+    let ks = db.default_keyspace();
+    let wo = WriteOptions::new(Durability::Buffered);
+    for i in 0..20_000u32 {
+        let value = format!("{i:0100}");
+        db.put(&ks, format!("key{i:08}").as_bytes(), value.as_bytes(), &wo)
+            .expect("put");
+    }
+    db.flush().expect("flush");
+    let sst = only_sst(dir.path());
+
+    evict(&sst);
+    if resident_pages(&sst) != 0 {
+        eprintln!("skipped: this file system keeps the SST's pages cached after DONTNEED");
+        return;
+    }
+    // The first key's block starts at offset 0, where the kernel's readahead (when on)
+    // always reads a window ahead.
+    let got = db
+        .get(&ks, b"key00000000", &ReadOptions::default())
+        .expect("get");
+    assert!(got.is_some());
+    let point = resident_pages(&sst);
+
+    evict(&sst);
+    let mut it = db.iter(&ks, ReadOptions::default()).expect("iter");
+    it.seek_to_first();
+    assert!(it.valid());
+    assert_eq!(it.key(), b"key00000000");
+    it.status().expect("scan");
+    let scan = resident_pages(&sst);
+
+    // A block of 4 KiB (plus its trailer) spans at most 2 pages.
+    if scan <= 2 {
+        eprintln!("skipped: no readahead on this file system (a scan read {scan} pages)");
+        return;
+    }
+    assert!(
+        point <= 2,
+        "a get read {point} pages of the SST into the page cache (a scan {scan}): readahead"
+    );
+}
