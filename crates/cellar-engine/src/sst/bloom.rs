@@ -1,4 +1,4 @@
-//! One bloom filter per file over user keys (not internal keys: a lookup asks "any version
+//! One bloom filter per file (or per index partition) over user keys (not internal keys: a lookup asks "any version
 //! of this key?").
 //!
 //! Two layouts, told apart by the block's last byte; both use `h = xxh3_64(user_key)` and
@@ -70,12 +70,23 @@ impl BloomBuilder {
         self.hashes.len() * self.bits_per_key as usize / 8 + 9
     }
 
+    /// Hashes added so far: a partition's filter covers a range of them.
+    pub fn mark(&self) -> usize {
+        self.hashes.len()
+    }
+
     pub fn finish(&self) -> Vec<u8> {
-        let want_bits = self.hashes.len() as u64 * u64::from(self.bits_per_key);
+        self.finish_range(0..self.hashes.len())
+    }
+
+    /// The filter block over the keys added between two [`mark`](Self::mark)s.
+    pub fn finish_range(&self, range: std::ops::Range<usize>) -> Vec<u8> {
+        let hashes = self.hashes.get(range).unwrap_or(&[]);
+        let want_bits = hashes.len() as u64 * u64::from(self.bits_per_key);
         let lines = want_bits.div_ceil(u64::from(LINE_BITS)).max(1);
         let k = num_probes(self.bits_per_key);
         let mut out = vec![0u8; lines as usize * LINE_BYTES + 2];
-        for &h in &self.hashes {
+        for &h in hashes {
             let base = line_of(h, lines) * LINE_BYTES;
             let mut x = h as u32;
             for _ in 0..k {

@@ -25,19 +25,26 @@
 
 pub mod block;
 pub mod bloom;
+pub mod budget;
 pub mod builder;
 pub mod cache;
 pub mod format;
+pub mod index;
+mod meta;
 mod prefetch;
 pub mod reader;
 
 #[cfg(test)]
+mod partition_tests;
+#[cfg(test)]
 mod tests;
 
-pub use block::{Block, BlockIter, IndexBlock, IndexEntry};
+pub use block::{Block, BlockIter};
+pub use budget::MetadataBudget;
 pub use builder::SstBuilder;
 pub use cache::BlockCache;
 pub use format::{BlockHandle, Footer, Properties};
+pub use index::{IndexBlock, IndexEntry};
 pub use reader::{LookupResult, SstIterator, SstReader};
 
 use crate::options::{Compression, KeyspaceOptions, Options};
@@ -52,6 +59,8 @@ pub struct SstOptions {
     pub compression: Compression,
     /// 0 writes no filter.
     pub bloom_bits_per_key: u32,
+    /// Target size of one index partition; 0 never partitions (see `Options`).
+    pub index_partition_bytes: usize,
 }
 
 impl SstOptions {
@@ -61,6 +70,7 @@ impl SstOptions {
             block_restart_interval: o.block_restart_interval,
             compression: o.compression,
             bloom_bits_per_key: o.bloom_bits_per_key,
+            index_partition_bytes: o.index_partition_bytes,
         }
     }
 }
@@ -73,6 +83,7 @@ impl SstOptions {
             block_restart_interval: o.block_restart_interval,
             compression: ks.compression.unwrap_or(o.compression),
             bloom_bits_per_key: ks.bloom_bits_per_key.unwrap_or(o.bloom_bits_per_key),
+            index_partition_bytes: o.index_partition_bytes,
         }
     }
 }

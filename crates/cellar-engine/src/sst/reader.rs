@@ -1,17 +1,21 @@
-//! Reads an SST: footer, index, filter and properties at open (the index and filter stay
-//! resident), data blocks on demand through the block cache.
+//! Reads an SST: footer, properties and the index and filter at open (kept resident, or
+//! for a partitioned file the top level resident and the partitions pinned or cached: see
+//! `meta.rs`), data blocks on demand through the block cache.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::sst::block::{Block, BlockIter, IndexBlock};
-use crate::sst::bloom::{key_hash, BloomFilter};
+use crate::sst::block::{Block, BlockIter};
+use crate::sst::bloom::key_hash;
+use crate::sst::budget::MetadataBudget;
 use crate::sst::cache::BlockCache;
 use crate::sst::format::{
     decode_block, decode_block_slice, BlockHandle, Footer, Properties, FOOTER_LEN, MAX_BLOCK_LEN,
 };
+use crate::sst::index::{IndexBlock, IndexEntry};
+use crate::sst::meta::{count_cache, Meta, Part};
 use crate::stats::Counters;
 use crate::types::{self, lookup_key, ValueKind};
 use crate::vfs::RandomAccessFile;
@@ -35,63 +39,84 @@ pub struct SstReader {
     global_seq: Option<u64>,
 }
 
-struct Inner {
+/// The file and what reading it needs: every block read goes through here.
+pub(crate) struct Source {
     file: Arc<dyn RandomAccessFile>,
-    path: PathBuf,
-    shared_path: Arc<Path>,
-    file_number: u64,
-    cache: Arc<BlockCache>,
+    pub path: PathBuf,
+    pub shared_path: Arc<Path>,
+    pub file_number: u64,
+    pub cache: Arc<BlockCache>,
     counters: Arc<Counters>,
-    footer: Footer,
-    index: IndexBlock,
-    filter: Option<BloomFilter>,
-    props: Properties,
     /// Start of the footer: every block must end at or before it.
-    meta_limit: u64,
+    pub meta_limit: u64,
 }
 
-/// One pread of `len` bytes at `offset`, counted as a device read.
-fn pread(
-    file: &dyn RandomAccessFile,
-    counters: &Counters,
-    offset: u64,
-    len: u64,
-) -> Result<Vec<u8>> {
-    let mut buf = vec![0u8; len as usize];
-    file.read_exact_at(&mut buf, offset)?;
-    Counters::add(&counters.device_reads, 1);
-    Counters::add(&counters.device_read_bytes, len);
-    Ok(buf)
+struct Inner {
+    src: Source,
+    footer: Footer,
+    meta: Meta,
+    props: Properties,
+    budget: Arc<MetadataBudget>,
+    /// What this reader charged to `budget`; given back on drop.
+    charged_bytes: u64,
 }
 
-fn check_handle(path: &Path, h: BlockHandle, limit: u64) -> Result<()> {
-    if h.size > MAX_BLOCK_LEN || h.end() > limit {
-        return Err(Error::corruption(
-            path,
-            h.offset,
-            format!(
-                "block handle (offset {}, size {}) outside the file",
-                h.offset, h.size
-            ),
-        ));
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.budget.release(self.charged_bytes);
     }
-    Ok(())
 }
 
-/// Reads, checks and decompresses one block (no cache).
-fn read_block_contents(
-    file: &dyn RandomAccessFile,
-    path: &Path,
-    counters: &Counters,
-    limit: u64,
-    h: BlockHandle,
-) -> Result<Vec<u8>> {
-    check_handle(path, h, limit)?;
-    let raw = pread(file, counters, h.offset, h.len_with_trailer())?;
-    decode_block(path, h.offset, raw)
+impl Source {
+    /// One pread of `len` bytes at `offset`, counted as a device read.
+    pub fn pread(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len as usize];
+        self.file.read_exact_at(&mut buf, offset)?;
+        Counters::add(&self.counters.device_reads, 1);
+        Counters::add(&self.counters.device_read_bytes, len);
+        Ok(buf)
+    }
+
+    pub fn corruption(&self, offset: u64, why: &str) -> Error {
+        Error::corruption(&self.path, offset, why.to_string())
+    }
+
+    fn check_handle(&self, h: BlockHandle) -> Result<()> {
+        if h.size > MAX_BLOCK_LEN || h.end() > self.meta_limit {
+            return Err(Error::corruption(
+                &self.path,
+                h.offset,
+                format!(
+                    "block handle (offset {}, size {}) outside the file",
+                    h.offset, h.size
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads, checks and decompresses one block (no cache).
+    pub fn read(&self, h: BlockHandle) -> Result<Vec<u8>> {
+        self.check_handle(h)?;
+        let raw = self.pread(h.offset, h.len_with_trailer())?;
+        decode_block(&self.path, h.offset, raw)
+    }
+
+    pub fn read_block(&self, h: BlockHandle) -> Result<Block> {
+        Block::new(self.read(h)?, self.shared_path.clone(), h.offset)
+    }
+
+    /// A block cache lookup, counted as a hit or a miss.
+    pub fn cache_lookup<T>(&self, get: impl FnOnce(&BlockCache) -> Option<T>) -> Option<T> {
+        let hit = get(&self.cache);
+        count_cache(&self.counters, hit.is_some());
+        hit
+    }
 }
 
 impl SstReader {
+    /// Opens a file; its partitions (if any) are pinned within the metadata budget of
+    /// `cache`, which every reader sharing the cache shares.
     pub fn open(
         file: Arc<dyn RandomAccessFile>,
         path: PathBuf,
@@ -108,46 +133,30 @@ impl SstReader {
             ));
         }
         let meta_limit = size - FOOTER_LEN as u64;
-        let raw = pread(&*file, &counters, meta_limit, FOOTER_LEN as u64)?;
-        let footer = Footer::decode(&path, meta_limit, &raw)?;
-        let shared_path: Arc<Path> = Arc::from(path.as_path());
-        let read = |h| read_block_contents(&*file, &path, &counters, meta_limit, h);
-
-        let index_block = Block::new(
-            read(footer.index)?,
-            shared_path.clone(),
-            footer.index.offset,
-        )?;
-        let index = IndexBlock::new(index_block, meta_limit)?;
-        let filter = if footer.has_filter() {
-            let h = footer.filter;
-            Some(BloomFilter::from_block(&path, h.offset, read(h)?)?)
-        } else {
-            None
+        let src = Source {
+            file,
+            shared_path: Arc::from(path.as_path()),
+            path,
+            file_number,
+            cache,
+            counters,
+            meta_limit,
         };
+        let raw = src.pread(meta_limit, FOOTER_LEN as u64)?;
+        let footer = Footer::decode(&src.path, meta_limit, &raw)?;
         let h = footer.properties;
-        let props = Properties::decode(&path, h.offset, &read(h)?)?;
-        if props.num_data_blocks != index.len() as u64 {
-            return Err(Error::corruption(
-                &path,
-                footer.index.offset,
-                "index entry count disagrees with properties",
-            ));
-        }
+        let props = Properties::decode(&src.path, h.offset, &src.read(h)?)?;
+        let budget = Arc::clone(src.cache.metadata_budget());
+        let opened = Meta::open(&src, &footer, &props, &budget)?;
         Ok(SstReader {
             global_seq: None,
             inner: Arc::new(Inner {
-                file,
-                path,
-                shared_path,
-                file_number,
-                cache,
-                counters,
+                src,
                 footer,
-                index,
-                filter,
+                meta: opened.meta,
                 props,
-                meta_limit,
+                budget,
+                charged_bytes: opened.charged_bytes,
             }),
         })
     }
@@ -181,11 +190,11 @@ impl SstReader {
     }
 
     pub fn path(&self) -> &Path {
-        &self.inner.path
+        &self.inner.src.path
     }
 
     pub fn file_number(&self) -> u64 {
-        self.inner.file_number
+        self.inner.src.file_number
     }
 
     pub fn properties(&self) -> &Properties {
@@ -196,58 +205,73 @@ impl SstReader {
         &self.inner.footer
     }
 
-    /// The resident index (for `cellar inspect`: `len()`, `entry(i)`).
-    pub fn index(&self) -> &IndexBlock {
-        &self.inner.index
+    /// Every data block's index entry in file order (for `split_keys` and inspection);
+    /// reads index partitions that are not resident.
+    pub fn index_entries(&self) -> Result<Vec<IndexEntry>> {
+        self.inner.meta.entries(&self.inner.src)
+    }
+
+    /// Index partitions: 1 for an unpartitioned file.
+    pub fn num_index_partitions(&self) -> usize {
+        self.inner.meta.num_partitions()
+    }
+
+    /// Whether every index and filter partition is held in memory (always true for an
+    /// unpartitioned file; false when the metadata budget was spent when it opened).
+    pub fn metadata_pinned(&self) -> bool {
+        self.inner.meta.is_pinned()
+    }
+
+    /// A partitioned file's top-level index and the filter partition handles.
+    pub fn top_level_index(&self) -> Option<(&IndexBlock, &[BlockHandle])> {
+        self.inner.meta.top_level()
     }
 
     pub fn file_size(&self) -> u64 {
-        self.inner.file.size()
+        self.inner.src.file.size()
     }
 
-    /// Bytes of index and filter held in memory for the life of the reader.
+    /// Bytes of index and filter held in memory for the life of the reader (partitions in
+    /// the block cache are not counted here).
     pub fn resident_bytes(&self) -> u64 {
-        let filter = self.inner.filter.as_ref().map_or(0, |f| f.resident_bytes());
-        (self.inner.index.resident_bytes() + filter) as u64
+        self.inner.meta.resident_bytes()
     }
 
-    /// The bloom filter's answer (true when the file has no filter).
+    /// The bloom filter's answer (true when the file has no filter, and when a filter
+    /// partition cannot be read: "maybe" is always a safe answer).
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        self.inner
-            .filter
-            .as_ref()
-            .is_none_or(|f| f.may_contain(user_key))
+        let inner = &*self.inner;
+        let target = lookup_key(user_key, types::MAX_SEQ);
+        match inner.meta.partition_of(&target) {
+            Ok(Some(p)) => inner.meta.part(&inner.src, p, true).map_or(true, |part| {
+                part.filter.is_none_or(|f| f.may_contain(user_key))
+            }),
+            Ok(None) => !inner.meta.has_filter(),
+            Err(_) => true,
+        }
     }
 
     pub fn data_block_handles(&self) -> Result<Vec<BlockHandle>> {
-        let ix = &self.inner.index;
-        (0..ix.len()).map(|i| ix.handle(i)).collect()
+        Ok(self
+            .index_entries()?
+            .into_iter()
+            .map(|e| e.handle)
+            .collect())
     }
 
     /// Reads one block bypassing the cache (for inspection); iterate it with `Block::iter`.
     pub fn read_block(&self, h: BlockHandle) -> Result<Arc<Block>> {
-        Ok(Arc::new(self.inner.read_block_uncached(h)?))
+        Ok(Arc::new(self.inner.src.read_block(h)?))
     }
 
-    /// Reads every block from disk, checking crc, decompression and entry framing.
+    /// Reads every block from disk, checking crc, decompression and entry framing (of a
+    /// partitioned file: the top level, every index partition and every filter partition).
     pub fn verify_checksums(&self) -> Result<()> {
         let inner = &*self.inner;
-        let f = &inner.footer;
-        let mut meta = vec![f.index, f.properties];
-        if f.has_filter() {
-            meta.push(f.filter);
-        }
-        for h in meta {
-            read_block_contents(
-                &*inner.file,
-                &inner.path,
-                &inner.counters,
-                inner.meta_limit,
-                h,
-            )?;
-        }
+        inner.src.read(inner.footer.properties)?;
+        inner.meta.verify(&inner.src, &inner.footer)?;
         for h in self.data_block_handles()? {
-            let block = Arc::new(inner.read_block_uncached(h)?);
+            let block = Arc::new(inner.src.read_block(h)?);
             let mut it = block.iter();
             it.seek_to_first();
             while it.valid() {
@@ -264,15 +288,23 @@ impl SstReader {
         let Some(seq) = self.probe_seq(seq) else {
             return Ok(None);
         };
-        if !inner.filter_admits(user_key) {
-            return Ok(None);
-        }
         let target = lookup_key(user_key, seq);
-        let found = match inner.index.find(&target)? {
-            // Every separator is below target: so is every key of the file.
+        // Past every separator: so is every key of the file.
+        let Some(p) = inner.meta.partition_of(&target)? else {
+            inner.note_miss(true);
+            return Ok(None);
+        };
+        let part = inner.meta.part(&inner.src, p, true)?;
+        if let Some(f) = &part.filter {
+            if !f.may_contain(user_key) {
+                Counters::add(&inner.src.counters.bloom_negatives, 1);
+                return Ok(None);
+            }
+        }
+        let found = match part.index.find(&target)? {
             None => None,
-            Some(i) => {
-                let block = inner.data_block(i, true)?;
+            Some(b) => {
+                let block = inner.data_block(part.index.handle(b)?, true)?;
                 lookup_in_block(&block, user_key, &target)?
             }
         };
@@ -297,59 +329,82 @@ impl SstReader {
         let Some(seq) = self.probe_seq(seq) else {
             return Ok(());
         };
+        // Route every key to its partition (always 0 for an unpartitioned file) and load
+        // each partition once; the resident top level makes this cheap.
+        // (partition, key index, lookup key)
+        let mut routed: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+        for i in (0..keys.len()).filter(|&i| results[i].is_none()) {
+            let target = lookup_key(keys[i], seq);
+            match inner.meta.partition_of(&target)? {
+                Some(p) => routed.push((p, i, target)),
+                None => inner.note_miss(true),
+            }
+        }
+        routed.sort_by_key(|r| (r.0, r.1));
+        let mut parts: Vec<Part<'_>> = Vec::new();
+        // routed[k] searches parts[at[k]].
+        let mut at: Vec<usize> = Vec::with_capacity(routed.len());
+        let mut last = None;
+        for r in &routed {
+            if last != Some(r.0) {
+                parts.push(inner.meta.part(&inner.src, r.0, true)?);
+                last = Some(r.0);
+            }
+            at.push(parts.len() - 1);
+        }
         // Each step below first asks the CPU for the memory the next one reads, for every
         // key, so the cache misses of the batch overlap (see `prefetch`): bloom lines, then
         // index windows, then (further down) the blocks' restart arrays.
-        let pending: Vec<usize> = (0..keys.len()).filter(|&i| results[i].is_none()).collect();
-        let mut admitted: Vec<(usize, Vec<u8>)> = Vec::with_capacity(pending.len());
-        match &inner.filter {
-            Some(f) => {
-                let hashes: Vec<u64> = pending.iter().map(|&i| key_hash(keys[i])).collect();
-                for &h in &hashes {
-                    f.prefetch(h);
-                }
-                for (&i, &h) in pending.iter().zip(&hashes) {
-                    if f.may_contain_hash(h) {
-                        admitted.push((i, lookup_key(keys[i], seq)));
-                    } else {
-                        Counters::add(&inner.counters.bloom_negatives, 1);
-                    }
-                }
+        let hashes: Vec<u64> = routed.iter().map(|r| key_hash(keys[r.1])).collect();
+        for (k, &h) in hashes.iter().enumerate() {
+            if let Some(f) = &parts[at[k]].filter {
+                f.prefetch(h);
             }
-            None => admitted.extend(pending.iter().map(|&i| (i, lookup_key(keys[i], seq)))),
         }
-        for (_, target) in &admitted {
-            inner.index.prefetch(target);
+        let mut admitted: Vec<usize> = Vec::with_capacity(routed.len());
+        for (k, &h) in hashes.iter().enumerate() {
+            match &parts[at[k]].filter {
+                Some(f) if !f.may_contain_hash(h) => {
+                    Counters::add(&inner.src.counters.bloom_negatives, 1);
+                }
+                _ => admitted.push(k),
+            }
         }
-        // (block ordinal, key index, lookup key)
-        let mut probes: Vec<(usize, usize, Vec<u8>)> = Vec::with_capacity(admitted.len());
-        for (i, target) in admitted {
-            match inner.index.find(&target)? {
-                Some(b) => probes.push((b, i, target)),
+        for &k in &admitted {
+            parts[at[k]].index.prefetch(&routed[k].2);
+        }
+        // (block ordinal, key index, lookup key, block handle)
+        let mut probes: Vec<(usize, usize, &[u8], BlockHandle)> =
+            Vec::with_capacity(admitted.len());
+        for &k in &admitted {
+            let part = &parts[at[k]];
+            let (_, i, target) = &routed[k];
+            match part.index.find(target)? {
+                Some(b) => probes.push((part.first_block + b, *i, target, part.index.handle(b)?)),
                 None => inner.note_miss(true),
             }
         }
         // Sorted input gives sorted ordinals already; sorting keeps unsorted input correct.
         probes.sort_by_key(|p| (p.0, p.1));
-        let mut ords: Vec<usize> = probes.iter().map(|p| p.0).collect();
-        ords.dedup();
+        let mut ords: Vec<(usize, BlockHandle)> = probes.iter().map(|p| (p.0, p.3)).collect();
+        ords.dedup_by_key(|o| o.0);
         let mut blocks = Vec::with_capacity(ords.len());
-        for &o in &ords {
-            blocks.push(inner.cached_block(o)?.1);
+        for &(_, h) in &ords {
+            blocks.push(inner.cached_block(h));
         }
         inner.fill_runs(&ords, &mut blocks)?;
         for b in blocks.iter().flatten() {
             b.prefetch();
         }
 
-        let mut at = 0;
-        for (ord, i, target) in &probes {
-            while ords[at] != *ord {
-                at += 1;
+        let mut j = 0;
+        for (ord, i, target, _) in &probes {
+            while ords[j].0 != *ord {
+                j += 1;
             }
-            let block = blocks[at]
+            let block = blocks[j]
                 .as_ref()
-                .ok_or_else(|| Error::corruption(&inner.path, 0, "block missing after read"))?;
+                .ok_or_else(|| inner.src.corruption(0, "block missing after read"))?;
             let found = lookup_in_block(block, keys[*i], target)?;
             inner.note_miss(found.is_none());
             results[*i] = found.map(|r| self.restamp(r));
@@ -376,88 +431,73 @@ impl SstReader {
 }
 
 impl Inner {
-    /// Bloom check, counting negatives.
-    fn filter_admits(&self, user_key: &[u8]) -> bool {
-        match &self.filter {
-            Some(f) if !f.may_contain(user_key) => {
-                Counters::add(&self.counters.bloom_negatives, 1);
-                false
-            }
-            _ => true,
-        }
-    }
-
     /// A lookup that passed the filter but found nothing was a false positive (approximate:
     /// a key present only with newer sequence numbers is counted too).
     fn note_miss(&self, missed: bool) {
-        if missed && self.filter.is_some() {
-            Counters::add(&self.counters.bloom_false_positives, 1);
+        if missed && self.meta.has_filter() {
+            Counters::add(&self.src.counters.bloom_false_positives, 1);
         }
     }
 
-    fn read_block_uncached(&self, h: BlockHandle) -> Result<Block> {
-        let data =
-            read_block_contents(&*self.file, &self.path, &self.counters, self.meta_limit, h)?;
-        Block::new(data, self.shared_path.clone(), h.offset)
+    /// Looks a data block up in the cache, counting the hit or miss.
+    fn cached_block(&self, h: BlockHandle) -> Option<Arc<Block>> {
+        self.src
+            .cache_lookup(|c| c.get(self.src.file_number, h.offset))
     }
 
-    /// Looks block `ord` up in the cache, counting the hit or miss.
-    fn cached_block(&self, ord: usize) -> Result<(BlockHandle, Option<Arc<Block>>)> {
-        let h = self.index.handle(ord)?;
-        let hit = self.cache.get(self.file_number, h.offset);
-        let c = if hit.is_some() {
-            &self.counters.block_cache_hits
-        } else {
-            &self.counters.block_cache_misses
-        };
-        Counters::add(c, 1);
-        Ok((h, hit))
-    }
-
-    fn data_block(&self, ord: usize, fill_cache: bool) -> Result<Arc<Block>> {
-        let (h, hit) = self.cached_block(ord)?;
-        if let Some(b) = hit {
+    fn data_block(&self, h: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+        if let Some(b) = self.cached_block(h) {
             return Ok(b);
         }
-        let block = Arc::new(self.read_block_uncached(h)?);
+        let block = Arc::new(self.src.read_block(h)?);
         if fill_cache {
-            self.cache.insert(self.file_number, h.offset, block.clone());
+            self.src
+                .cache
+                .insert(self.src.file_number, h.offset, block.clone());
         }
         Ok(block)
     }
 
-    /// Reads the missing `blocks` (ordinals `ords`), one pread per run of blocks that are
-    /// adjacent in the file.
-    fn fill_runs(&self, ords: &[usize], blocks: &mut [Option<Arc<Block>>]) -> Result<()> {
+    /// Data block `ord` (file-wide ordinal).
+    fn block_at(&self, ord: usize, fill_cache: bool) -> Result<Arc<Block>> {
+        self.data_block(self.meta.handle(&self.src, ord)?, fill_cache)
+    }
+
+    /// Reads the missing `blocks` (ordinals and handles `ords`), one pread per run of blocks
+    /// that are adjacent in the file.
+    fn fill_runs(
+        &self,
+        ords: &[(usize, BlockHandle)],
+        blocks: &mut [Option<Arc<Block>>],
+    ) -> Result<()> {
         let mut j = 0;
         while j < ords.len() {
             if blocks[j].is_some() {
                 j += 1;
                 continue;
             }
-            let mut handles = vec![self.index.handle(ords[j])?];
-            let start = handles[0].offset;
+            let start = ords[j].1.offset;
             let mut k = j + 1;
-            while k < ords.len() && blocks[k].is_none() && ords[k] == ords[k - 1] + 1 {
-                let h = self.index.handle(ords[k])?;
-                let prev_end = handles[handles.len() - 1].end();
-                if h.offset != prev_end || h.end() - start > MAX_COALESCED_READ {
+            while k < ords.len() && blocks[k].is_none() && ords[k].0 == ords[k - 1].0 + 1 {
+                let h = ords[k].1;
+                if h.offset != ords[k - 1].1.end() || h.end() - start > MAX_COALESCED_READ {
                     break;
                 }
-                handles.push(h);
                 k += 1;
             }
-            for h in &handles {
-                check_handle(&self.path, *h, self.meta_limit)?;
+            for (_, h) in &ords[j..k] {
+                self.src.check_handle(*h)?;
             }
-            let end = handles[handles.len() - 1].end();
-            let buf = pread(&*self.file, &self.counters, start, end - start)?;
-            for (slot, h) in blocks[j..k].iter_mut().zip(&handles) {
+            let end = ords[k - 1].1.end();
+            let buf = self.src.pread(start, end - start)?;
+            for (slot, (_, h)) in blocks[j..k].iter_mut().zip(&ords[j..k]) {
                 let from = (h.offset - start) as usize;
                 let raw = &buf[from..from + h.len_with_trailer() as usize];
-                let data = decode_block_slice(&self.path, h.offset, raw)?;
-                let block = Arc::new(Block::new(data, self.shared_path.clone(), h.offset)?);
-                self.cache.insert(self.file_number, h.offset, block.clone());
+                let data = decode_block_slice(&self.src.path, h.offset, raw)?;
+                let block = Arc::new(Block::new(data, self.src.shared_path.clone(), h.offset)?);
+                self.src
+                    .cache
+                    .insert(self.src.file_number, h.offset, block.clone());
                 *slot = Some(block);
             }
             j = k;
@@ -497,7 +537,7 @@ fn lookup_in_block(
     }
 }
 
-/// Two-level iteration: the resident index picks a data block, a [`BlockIter`] walks it.
+/// Two-level iteration: the index (through its partitions, if any) picks a data block, a [`BlockIter`] walks it.
 /// Holds a reader clone, so it is `'static` and `Send`. Errors are sticky: after one, the
 /// iterator stays invalid and `status` keeps returning it.
 pub struct SstIterator {
@@ -533,7 +573,8 @@ impl SstIterator {
         if self.err.is_some() {
             return;
         }
-        match self.reader.inner.index.find(target) {
+        let inner = &*self.reader.inner;
+        match inner.meta.find_block(&inner.src, target) {
             Err(e) => self.set_err(e),
             Ok(None) => {}
             Ok(Some(i)) => {
@@ -549,9 +590,10 @@ impl SstIterator {
         if self.err.is_some() {
             return;
         }
-        let n = self.reader.inner.index.len();
+        let inner = &*self.reader.inner;
+        let n = inner.meta.num_blocks();
         // Past every separator means past every key: the answer is the file's last entry.
-        match self.reader.inner.index.find(target) {
+        match inner.meta.find_block(&inner.src, target) {
             Err(e) => self.set_err(e),
             Ok(found) if n > 0 => {
                 if self.position(found.unwrap_or(n - 1), |d| d.seek_for_prev(target)) {
@@ -575,7 +617,7 @@ impl SstIterator {
     }
 
     fn load(&mut self, i: usize) -> bool {
-        match self.reader.inner.data_block(i, self.fill_cache) {
+        match self.reader.inner.block_at(i, self.fill_cache) {
             Ok(b) => {
                 self.block_idx = i;
                 self.data = Some(b.iter());
@@ -598,7 +640,7 @@ impl SstIterator {
                 return self.set_err(e);
             }
             let next = self.block_idx + 1;
-            if next >= self.reader.inner.index.len() {
+            if next >= self.reader.inner.meta.num_blocks() {
                 self.data = None;
                 return;
             }
@@ -650,7 +692,7 @@ impl InternalIterator for SstIterator {
     fn seek_to_first(&mut self) {
         self.data = None;
         if self.err.is_none()
-            && !self.reader.inner.index.is_empty()
+            && self.reader.inner.meta.num_blocks() > 0
             && self.position(0, |d| d.seek_to_first())
         {
             self.skip_forward();
@@ -660,7 +702,7 @@ impl InternalIterator for SstIterator {
 
     fn seek_to_last(&mut self) {
         self.data = None;
-        let n = self.reader.inner.index.len();
+        let n = self.reader.inner.meta.num_blocks();
         if self.err.is_none() && n > 0 && self.position(n - 1, |d| d.seek_to_last()) {
             self.skip_backward();
         }
