@@ -334,9 +334,13 @@ impl Properties {
             self.index_bytes,
             self.filter_bytes,
             self.creation_time,
-            self.num_index_partitions,
         ] {
             coding::put_varint(&mut b, v);
+        }
+        // Only version 2 files carry the partition count, so version 1 files stay byte for
+        // byte what builds before partitioning wrote.
+        if self.num_index_partitions > 0 {
+            coding::put_varint(&mut b, self.num_index_partitions);
         }
         b
     }
