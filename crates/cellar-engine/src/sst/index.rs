@@ -82,10 +82,19 @@ pub struct IndexBlock {
     block_ends: BlockEnds,
     /// (entry, trailer) for the rare separators that need one, by entry.
     trailers: Vec<(u32, u64)>,
-    /// First 8 bytes (big-endian, zero-padded) of every `HEAD_STRIDE`-th suffix: a
+    /// First 8 bytes (big-endian, zero-padded) of every `head_stride`-th suffix: a
     /// cache-resident first step that narrows the search to one window of nearby entries,
     /// instead of ~log2(blocks) probes into cold memory.
     heads: Vec<u64>,
+    /// `HEAD_STRIDE`, or 1 for a top level: every lookup in a partitioned file searches its
+    /// top level before the filter can reject the key, so there a head per entry (8 bytes
+    /// per partition) makes the search a few integer compares.
+    head_stride: usize,
+    /// Bytes every suffix but the last one starts with, skipped by the heads. The last
+    /// separator of a file is a short successor ("1" after db_bench's "0000000001999990"),
+    /// so the common prefix of *all* separators is usually empty and, without this, every
+    /// head would read the same leading zeros and narrow nothing.
+    head_base: Vec<u8>,
     path: Arc<Path>,
     offset: u64,
 }
@@ -146,8 +155,54 @@ impl IndexBlock {
         if filters.iter().any(|h| *h == none) && filters.iter().any(|h| *h != none) {
             return Err(block.corruption("some index partitions have a filter, some do not"));
         }
+        let stride = if with_filters { 1 } else { HEAD_STRIDE };
+        let ix = Self::build(
+            &raw,
+            first_offset,
+            stride,
+            Arc::clone(&block.path),
+            block.offset,
+        )?;
+        Ok((ix, filters))
+    }
+
+    /// One index over consecutive partitions (each starting where the previous one ends):
+    /// what a pinned partitioned file keeps, so that its lookups search one structure, as
+    /// in a version 1 file, instead of touching a partition's own cold fields first.
+    pub fn concat(parts: &[IndexBlock]) -> Result<IndexBlock> {
+        let mut entries = Vec::with_capacity(parts.iter().map(|p| p.len).sum());
+        for p in parts {
+            for i in 0..p.len {
+                entries.push(p.entry(i)?);
+            }
+        }
+        let raw: Vec<(&[u8], BlockHandle, Option<u64>)> = entries
+            .iter()
+            .map(|e| (&e.user_key[..], e.handle, e.trailer))
+            .collect();
+        let Some(first) = parts.first() else {
+            return Err(Error::InvalidArgument("no index partitions to join".into()));
+        };
+        Self::build(
+            &raw,
+            first.first_offset,
+            HEAD_STRIDE,
+            first.path(),
+            first.offset,
+        )
+    }
+
+    /// The compact form of validated entries (contiguous handles from `first_offset`).
+    fn build(
+        raw: &[(&[u8], BlockHandle, Option<u64>)],
+        first_offset: u64,
+        head_stride: usize,
+        path: Arc<Path>,
+        offset: u64,
+    ) -> Result<IndexBlock> {
+        let len = raw.len();
         let mut prefix: &[u8] = raw.first().map_or(&[], |r| r.0);
-        for (k, _, _) in &raw {
+        for (k, _, _) in raw {
             let n = prefix
                 .iter()
                 .zip(k.iter())
@@ -161,13 +216,14 @@ impl IndexBlock {
         for (i, (k, _, t)) in raw.iter().enumerate() {
             suffixes.extend_from_slice(&k[prefix.len()..]);
             let end = u32::try_from(suffixes.len())
-                .map_err(|_| block.corruption("index separators exceed 4 GiB"))?;
+                .map_err(|_| Error::corruption(&*path, offset, "index separators exceed 4 GiB"))?;
             key_ends.push(end);
             if let Some(t) = t {
                 trailers.push((i as u32, *t));
             }
         }
-        let block_ends = if prev_end <= u64::from(u32::MAX) {
+        let last_end = raw.last().map_or(first_offset, |r| r.1.end());
+        let block_ends = if last_end <= u64::from(u32::MAX) {
             BlockEnds::Narrow(raw.iter().map(|r| r.1.end() as u32).collect())
         } else {
             BlockEnds::Wide(raw.iter().map(|r| r.1.end()).collect())
@@ -181,14 +237,25 @@ impl IndexBlock {
             block_ends,
             trailers,
             heads: Vec::new(),
-            path: Arc::clone(&block.path),
-            offset: block.offset,
+            head_stride,
+            head_base: Vec::new(),
+            path,
+            offset,
         };
+        if len > 1 {
+            let mut base = ix.suffix(0);
+            for i in 1..len - 1 {
+                let s = ix.suffix(i);
+                let n = base.iter().zip(s).take_while(|(a, b)| a == b).count();
+                base = &base[..n];
+            }
+            ix.head_base = base.to_vec();
+        }
         ix.heads = (0..len)
-            .step_by(HEAD_STRIDE)
-            .map(|i| head8(ix.suffix(i)))
+            .step_by(head_stride)
+            .map(|i| ix.head(ix.suffix(i)))
             .collect();
-        Ok((ix, filters))
+        Ok(ix)
     }
 
     /// Offset just past the last block (its trailer included): where the next run of
@@ -290,10 +357,10 @@ impl IndexBlock {
         let Some(rest) = tu.strip_prefix(&self.prefix[..]) else {
             return;
         };
-        let th = head8(rest);
+        let th = self.head(rest);
         let below = self.heads.partition_point(|&h| h < th);
-        let lo = below.saturating_sub(1) * HEAD_STRIDE;
-        let mid = (lo + HEAD_STRIDE / 2).min(self.len.saturating_sub(1));
+        let lo = below.saturating_sub(1) * self.head_stride;
+        let mid = (lo + self.head_stride / 2).min(self.len.saturating_sub(1));
         prefetch::read_at(&self.key_ends, lo);
         prefetch::read_at(&self.key_ends, mid);
         if let Some(&at) = self.key_ends.get(mid) {
@@ -305,13 +372,32 @@ impl IndexBlock {
         }
     }
 
+    /// The search key of a suffix: its 8 bytes after `head_base` (big-endian, zero-padded)
+    /// when it starts with `head_base`, else 0 or `u64::MAX` as it sorts below or above
+    /// every suffix that does. Monotonic in the suffix, so a head below (above) the
+    /// target's means an entry below (above) the target.
+    fn head(&self, suffix: &[u8]) -> u64 {
+        let n = self.head_base.len();
+        match suffix.get(..n) {
+            Some(b) if cmp_short(b, &self.head_base) == Ordering::Equal => head8(&suffix[n..]),
+            _ if suffix < &self.head_base[..] => 0,
+            _ => u64::MAX,
+        }
+    }
+
     /// The first block whose separator is >= `target`: the only block that can hold the
     /// first entry >= `target`. `None` when `target` is past every key in the file.
     pub fn find(&self, target: &[u8]) -> Result<Option<usize>> {
         let (tu, tt) = types::split_internal(target).unwrap_or((target, 0));
+        self.find_split(tu, tt)
+    }
+
+    /// [`find`](Self::find) for the internal key `tu ++ tt` given in its two parts, so a
+    /// caller can search before (or without) building the key.
+    pub fn find_split(&self, tu: &[u8], tt: u64) -> Result<Option<usize>> {
         // Every separator starts with `prefix`: compare it once, then only the suffixes.
         let p = self.prefix.len();
-        match tu.get(..p).map(|head| head.cmp(&self.prefix[..])) {
+        match tu.get(..p).map(|head| cmp_short(head, &self.prefix)) {
             // `tu` is shorter than the prefix, or sorts before it: before every separator.
             None | Some(Ordering::Less) => {
                 // A shorter `tu` that is a prefix of `prefix` also sorts first.
@@ -328,11 +414,20 @@ impl IndexBlock {
         let rest = &tu[p..];
         // Heads are monotonic in the suffixes: a group whose head is below the target's
         // starts below the target, and one whose head is above starts above it.
-        let th = head8(rest);
+        let th = self.head(rest);
         let below = self.heads.partition_point(|&h| h < th);
-        let not_above = below + self.heads[below..].partition_point(|&h| h <= th);
-        let mut lo = below.saturating_sub(1) * HEAD_STRIDE;
-        let mut hi = (not_above * HEAD_STRIDE).min(self.len);
+        // Usually the next head is above the target's: skip the second search.
+        let not_above = match self.heads.get(below) {
+            Some(&h) if h > th => below,
+            _ => below + self.heads[below..].partition_point(|&h| h <= th),
+        };
+        // Group `below - 1` starts below the target, so its first entry is not the answer
+        // (with one head per entry, no entry of it is: a top level often needs no compare).
+        let mut lo = match below {
+            0 => 0,
+            b => (b - 1) * self.head_stride + 1,
+        };
+        let mut hi = (not_above * self.head_stride).min(self.len);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let ord = cmp_short(self.suffix(mid), rest)

@@ -12,13 +12,14 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::sst::block::Block;
-use crate::sst::bloom::BloomFilter;
+use crate::sst::bloom::{key_hash, BloomFilter};
 use crate::sst::budget::MetadataBudget;
 use crate::sst::cache::Cached;
 use crate::sst::format::{decode_block_slice, BlockHandle, Footer, Properties};
 use crate::sst::index::{IndexBlock, IndexEntry};
 use crate::sst::reader::Source;
 use crate::stats::Counters;
+use crate::types;
 
 /// Borrowed from the reader (pinned) or shared with the block cache (loaded on demand).
 pub(crate) enum Held<'a, T> {
@@ -36,10 +37,49 @@ impl<T> Deref for Held<'_, T> {
     }
 }
 
+/// A filter to probe: a whole filter block, or one partition's lines of a pinned file's
+/// joined filter.
+pub(crate) enum FilterRef<'a> {
+    Whole(Held<'a, BloomFilter>),
+    Lines {
+        joined: &'a BloomFilter,
+        first: u64,
+        count: u64,
+    },
+}
+
+impl FilterRef<'_> {
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.may_contain_hash(key_hash(user_key))
+    }
+
+    pub fn may_contain_hash(&self, h: u64) -> bool {
+        match self {
+            FilterRef::Whole(f) => f.may_contain_hash(h),
+            FilterRef::Lines {
+                joined,
+                first,
+                count,
+            } => joined.may_contain_hash_in(h, *first, *count),
+        }
+    }
+
+    pub fn prefetch(&self, h: u64) {
+        match self {
+            FilterRef::Whole(f) => f.prefetch(h),
+            FilterRef::Lines {
+                joined,
+                first,
+                count,
+            } => joined.prefetch_in(h, *first, *count),
+        }
+    }
+}
+
 /// One partition's index and filter, ready to search.
 pub(crate) struct Part<'a> {
     pub index: Held<'a, IndexBlock>,
-    pub filter: Option<Held<'a, BloomFilter>>,
+    pub filter: Option<FilterRef<'a>>,
     /// Ordinal of the partition's first data block.
     pub first_block: usize,
 }
@@ -61,8 +101,51 @@ pub(crate) struct Partitions {
     first_block: Vec<usize>,
     /// File offset of each partition's first data block, plus the data area's end.
     data_starts: Vec<u64>,
-    /// Decoded at open while the budget allowed; empty otherwise.
-    pinned: Vec<(IndexBlock, Option<BloomFilter>)>,
+    /// Decoded at open while the budget allowed.
+    pinned: Option<Pinned>,
+}
+
+/// A pinned file's partitions: the index partitions joined into one index over every data
+/// block (a lookup then touches no per-partition structure), and the filter partitions.
+struct Pinned {
+    index: IndexBlock,
+    filters: PinnedFilters,
+}
+
+enum PinnedFilters {
+    None,
+    /// Every partition's lines in one bit array (what this build writes).
+    Joined {
+        joined: BloomFilter,
+        starts: Vec<u64>,
+    },
+    /// By partition, when their layouts differ.
+    Separate(Vec<BloomFilter>),
+}
+
+impl PinnedFilters {
+    fn get(&self, i: usize) -> Option<FilterRef<'_>> {
+        match self {
+            PinnedFilters::None => None,
+            PinnedFilters::Joined { joined, starts } => {
+                let (first, end) = (*starts.get(i)?, *starts.get(i + 1)?);
+                Some(FilterRef::Lines {
+                    joined,
+                    first,
+                    count: end - first,
+                })
+            }
+            PinnedFilters::Separate(v) => v.get(i).map(|f| FilterRef::Whole(Held::Pinned(f))),
+        }
+    }
+
+    fn resident_bytes(&self) -> usize {
+        match self {
+            PinnedFilters::None => 0,
+            PinnedFilters::Joined { joined, starts } => filter_bytes(joined) + starts.len() * 8,
+            PinnedFilters::Separate(v) => v.iter().map(filter_bytes).sum(),
+        }
+    }
 }
 
 /// What opening charged to the metadata budget (released when the reader is dropped).
@@ -128,7 +211,7 @@ impl Meta {
     pub fn is_pinned(&self) -> bool {
         match self {
             Meta::Single { .. } => true,
-            Meta::Partitioned(p) => !p.pinned.is_empty(),
+            Meta::Partitioned(p) => p.pinned.is_some(),
         }
     }
 
@@ -143,12 +226,12 @@ impl Meta {
         bytes as u64
     }
 
-    /// The partition whose data blocks hold the first entry >= `target` (internal key);
-    /// `None` when `target` is past every key of the file.
-    pub fn partition_of(&self, target: &[u8]) -> Result<Option<usize>> {
+    /// The partition whose data blocks hold the first entry >= the internal key
+    /// `user_key ++ trailer`; `None` when that is past every key of the file.
+    pub fn partition_of(&self, user_key: &[u8], trailer: u64) -> Result<Option<usize>> {
         match self {
             Meta::Single { .. } => Ok(Some(0)),
-            Meta::Partitioned(p) => p.top.find(target),
+            Meta::Partitioned(p) => p.top.find_split(user_key, trailer),
         }
     }
 
@@ -168,7 +251,7 @@ impl Meta {
         match self {
             Meta::Single { index, filter } => Ok(Part {
                 index: Held::Pinned(index),
-                filter: filter.as_ref().map(Held::Pinned),
+                filter: filter.as_ref().map(|f| FilterRef::Whole(Held::Pinned(f))),
                 first_block: 0,
             }),
             Meta::Partitioned(p) => p.part(src, i, with_filter),
@@ -177,7 +260,8 @@ impl Meta {
 
     /// The one block that can hold the first entry >= `target`, by ordinal.
     pub fn find_block(&self, src: &Source, target: &[u8]) -> Result<Option<usize>> {
-        let Some(i) = self.partition_of(target)? else {
+        let (tu, tt) = types::split_internal(target).unwrap_or((target, 0));
+        let Some(i) = self.partition_of(tu, tt)? else {
             return Ok(None);
         };
         let part = self.part(src, i, false)?;
@@ -192,7 +276,14 @@ impl Meta {
     /// Every data block's index entry, in file order.
     pub fn entries(&self, src: &Source) -> Result<Vec<IndexEntry>> {
         let mut out = Vec::with_capacity(self.num_blocks());
-        for i in 0..self.num_partitions() {
+        // One index over every block, or one per partition.
+        let indexes = match self {
+            Meta::Partitioned(Partitions {
+                pinned: Some(_), ..
+            }) => 1,
+            _ => self.num_partitions(),
+        };
+        for i in 0..indexes {
             let part = self.part(src, i, false)?;
             for j in 0..part.index.len() {
                 out.push(part.index.entry(j)?);
@@ -282,7 +373,7 @@ impl Partitions {
             filters,
             first_block: vec![0],
             data_starts: vec![0],
-            pinned: Vec::new(),
+            pinned: None,
         };
         let mut indexes = Vec::with_capacity(parts.top.len());
         for i in 0..parts.top.len() {
@@ -309,19 +400,27 @@ impl Partitions {
         let top_bytes = parts.top_bytes() as u64;
         budget.charge(top_bytes);
         let mut charged_bytes = top_bytes;
-        let index_bytes: usize = indexes.iter().map(IndexBlock::resident_bytes).sum();
+        let index = IndexBlock::concat(&indexes)?;
+        drop(indexes);
         let filter_len: u64 = parts
             .filters
             .iter()
             .map(|h| h.size + std::mem::size_of::<BloomFilter>() as u64)
             .sum();
-        let want = index_bytes as u64 + filter_len;
+        let want = index.resident_bytes() as u64 + filter_len;
         if budget.try_charge(want) {
-            charged_bytes += want;
-            if let Err(e) = parts.pin(src, indexes) {
-                budget.release(charged_bytes);
+            if let Err(e) = parts.pin(src, index) {
+                budget.release(charged_bytes + want);
                 return Err(e);
             }
+            // Joining the filters changes their size a little: charge what is kept.
+            let kept = parts.pinned_bytes() as u64;
+            if kept < want {
+                budget.release(want - kept);
+            } else {
+                budget.charge(kept - want);
+            }
+            charged_bytes += kept;
         }
         Ok(Opened {
             meta: Meta::Partitioned(parts),
@@ -329,9 +428,9 @@ impl Partitions {
         })
     }
 
-    /// Decodes every filter partition (one read) and keeps them with the index partitions.
-    fn pin(&mut self, src: &Source, indexes: Vec<IndexBlock>) -> Result<()> {
-        let mut filters: Vec<Option<BloomFilter>> = Vec::with_capacity(indexes.len());
+    /// Decodes every filter partition (one read) and keeps them with the joined index.
+    fn pin(&mut self, src: &Source, index: IndexBlock) -> Result<()> {
+        let mut filters: Vec<BloomFilter> = Vec::with_capacity(self.filters.len());
         if let (Some(first), Some(last)) = (self.filters.first(), self.filters.last()) {
             let start = first.offset;
             let region = src.pread(start, last.end() - start)?;
@@ -341,12 +440,18 @@ impl Partitions {
                     .get(from..from + h.len_with_trailer() as usize)
                     .ok_or_else(|| src.corruption(h.offset, "filter outside its region"))?;
                 let data = decode_block_slice(&src.path, h.offset, raw)?;
-                filters.push(Some(BloomFilter::from_block(&src.path, h.offset, data)?));
+                filters.push(BloomFilter::from_block(&src.path, h.offset, data)?);
             }
-        } else {
-            filters.resize_with(indexes.len(), || None);
         }
-        self.pinned = indexes.into_iter().zip(filters).collect();
+        let filters = if filters.is_empty() {
+            PinnedFilters::None
+        } else {
+            match BloomFilter::concat(&filters) {
+                Some((joined, starts)) => PinnedFilters::Joined { joined, starts },
+                None => PinnedFilters::Separate(filters),
+            }
+        };
+        self.pinned = Some(Pinned { index, filters });
         Ok(())
     }
 
@@ -377,9 +482,8 @@ impl Partitions {
 
     fn pinned_bytes(&self) -> usize {
         self.pinned
-            .iter()
-            .map(|(ix, f)| ix.resident_bytes() + f.as_ref().map_or(0, filter_bytes))
-            .sum()
+            .as_ref()
+            .map_or(0, |p| p.index.resident_bytes() + p.filters.resident_bytes())
     }
 
     fn part<'a>(&'a self, src: &Source, i: usize, with_filter: bool) -> Result<Part<'a>> {
@@ -387,15 +491,16 @@ impl Partitions {
             .first_block
             .get(i)
             .ok_or_else(|| src.corruption(self.top_offset(), "partition out of range"))?;
-        if let Some((ix, f)) = self.pinned.get(i) {
+        if let Some(p) = &self.pinned {
+            // The joined index numbers blocks file-wide.
             return Ok(Part {
-                index: Held::Pinned(ix),
-                filter: f.as_ref().map(Held::Pinned),
-                first_block,
+                index: Held::Pinned(&p.index),
+                filter: p.filters.get(i),
+                first_block: 0,
             });
         }
         let filter = if with_filter && !self.filters.is_empty() {
-            Some(Held::Cached(self.load_filter(src, i)?))
+            Some(FilterRef::Whole(Held::Cached(self.load_filter(src, i)?)))
         } else {
             None
         };

@@ -241,8 +241,10 @@ impl SstReader {
     /// partition cannot be read: "maybe" is always a safe answer).
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         let inner = &*self.inner;
-        let target = lookup_key(user_key, types::MAX_SEQ);
-        match inner.meta.partition_of(&target) {
+        match inner
+            .meta
+            .partition_of(user_key, seek_trailer(types::MAX_SEQ))
+        {
             Ok(Some(p)) => inner.meta.part(&inner.src, p, true).map_or(true, |part| {
                 part.filter.is_none_or(|f| f.may_contain(user_key))
             }),
@@ -288,9 +290,8 @@ impl SstReader {
         let Some(seq) = self.probe_seq(seq) else {
             return Ok(None);
         };
-        let target = lookup_key(user_key, seq);
         // Past every separator: so is every key of the file.
-        let Some(p) = inner.meta.partition_of(&target)? else {
+        let Some(p) = inner.meta.partition_of(user_key, seek_trailer(seq))? else {
             inner.note_miss(true);
             return Ok(None);
         };
@@ -301,6 +302,8 @@ impl SstReader {
                 return Ok(None);
             }
         }
+        // Built only now: most probes of a lookup end at some file's filter.
+        let target = lookup_key(user_key, seq);
         let found = match part.index.find(&target)? {
             None => None,
             Some(b) => {
@@ -331,16 +334,15 @@ impl SstReader {
         };
         // Route every key to its partition (always 0 for an unpartitioned file) and load
         // each partition once; the resident top level makes this cheap.
-        // (partition, key index, lookup key)
-        let mut routed: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+        // (partition, key index)
+        let mut routed: Vec<(usize, usize)> = Vec::with_capacity(keys.len());
         for i in (0..keys.len()).filter(|&i| results[i].is_none()) {
-            let target = lookup_key(keys[i], seq);
-            match inner.meta.partition_of(&target)? {
-                Some(p) => routed.push((p, i, target)),
+            match inner.meta.partition_of(keys[i], seek_trailer(seq))? {
+                Some(p) => routed.push((p, i)),
                 None => inner.note_miss(true),
             }
         }
-        routed.sort_by_key(|r| (r.0, r.1));
+        routed.sort_unstable();
         let mut parts: Vec<Part<'_>> = Vec::new();
         // routed[k] searches parts[at[k]].
         let mut at: Vec<usize> = Vec::with_capacity(routed.len());
@@ -361,26 +363,30 @@ impl SstReader {
                 f.prefetch(h);
             }
         }
-        let mut admitted: Vec<usize> = Vec::with_capacity(routed.len());
+        // (routed entry, lookup key)
+        let mut admitted: Vec<(usize, Vec<u8>)> = Vec::with_capacity(routed.len());
         for (k, &h) in hashes.iter().enumerate() {
             match &parts[at[k]].filter {
                 Some(f) if !f.may_contain_hash(h) => {
                     Counters::add(&inner.src.counters.bloom_negatives, 1);
                 }
-                _ => admitted.push(k),
+                _ => admitted.push((k, lookup_key(keys[routed[k].1], seq))),
             }
         }
-        for &k in &admitted {
-            parts[at[k]].index.prefetch(&routed[k].2);
+        for (k, target) in &admitted {
+            parts[at[*k]].index.prefetch(target);
         }
         // (block ordinal, key index, lookup key, block handle)
-        let mut probes: Vec<(usize, usize, &[u8], BlockHandle)> =
+        let mut probes: Vec<(usize, usize, Vec<u8>, BlockHandle)> =
             Vec::with_capacity(admitted.len());
-        for &k in &admitted {
+        for (k, target) in admitted {
             let part = &parts[at[k]];
-            let (_, i, target) = &routed[k];
-            match part.index.find(target)? {
-                Some(b) => probes.push((part.first_block + b, *i, target, part.index.handle(b)?)),
+            let i = routed[k].1;
+            match part.index.find(&target)? {
+                Some(b) => {
+                    let h = part.index.handle(b)?;
+                    probes.push((part.first_block + b, i, target, h));
+                }
                 None => inner.note_miss(true),
             }
         }
@@ -504,6 +510,11 @@ impl Inner {
         }
         Ok(())
     }
+}
+
+/// The trailer of `lookup_key(_, seq)`: the smallest internal key of a user key at `seq`.
+fn seek_trailer(seq: u64) -> u64 {
+    types::pack_trailer(seq, types::KIND_FOR_SEEK)
 }
 
 /// The first entry >= `target` in `block`, if it belongs to `user_key`.
