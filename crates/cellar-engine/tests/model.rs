@@ -132,7 +132,7 @@ impl Harness {
     /// Reopens change it, so one database mixes layouts.
     fn open(vfs: MemVfs, background: bool, layout: usize) -> Db {
         let mut opts = tiny_options(std::sync::Arc::new(vfs.clone()), background);
-        if layout % 3 > 0 {
+        if !layout.is_multiple_of(3) {
             opts.index_partition_bytes = 48;
         }
         if layout % 3 == 2 {

@@ -152,7 +152,7 @@ impl IndexBlock {
             raw.push((k, handle, trailer));
         }
         let none = BlockHandle::default();
-        if filters.iter().any(|h| *h == none) && filters.iter().any(|h| *h != none) {
+        if filters.contains(&none) && filters.iter().any(|h| *h != none) {
             return Err(block.corruption("some index partitions have a filter, some do not"));
         }
         let stride = if with_filters { 1 } else { HEAD_STRIDE };

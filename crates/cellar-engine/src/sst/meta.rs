@@ -84,6 +84,9 @@ pub(crate) struct Part<'a> {
     pub first_block: usize,
 }
 
+// One per open file, inside the reader: boxing the larger variant would only add a pointer
+// chase to every lookup.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Meta {
     Single {
         index: IndexBlock,

@@ -11,7 +11,7 @@ use rand::{Rng, SeedableRng};
 
 use super::tests::{
     build, check_round_trip_in, collect_forward, expected_get, is_named_corruption, open_in, opts,
-    random_entries, Entries,
+    random_entries, straddling_entries, Entries,
 };
 use super::*;
 use crate::iter::InternalIterator;
@@ -56,17 +56,6 @@ proptest! {
     }
 }
 
-/// 300 versions of one key over many blocks and partitions, then keys before and after.
-fn straddling_entries() -> Entries {
-    let mut entries: Entries = (1..=300u64)
-        .rev()
-        .map(|s| (make_internal_key(b"hot", s, 1), s.to_le_bytes().to_vec()))
-        .collect();
-    entries.insert(0, (make_internal_key(b"a", 1, 1), b"v".to_vec()));
-    entries.push((make_internal_key(b"z", 1, 0), Vec::new()));
-    entries
-}
-
 /// With partitions pinned, a lookup costs what it costs unpartitioned: one data block read,
 /// none for a key past the file; through the cache (budget 0, cache 0) at most three.
 #[test]
@@ -90,7 +79,7 @@ fn partitioned_get_reads_one_block_when_pinned() {
         let before = c.device_reads.load(Relaxed);
         assert_eq!(r.get(b"b", 5).expect("get"), None);
         let reads = c.device_reads.load(Relaxed) - before;
-        assert!(reads <= max_reads - 1, "absent key: {reads} reads");
+        assert!(reads < max_reads, "absent key: {reads} reads");
         assert_eq!(
             r.get(b"z", 5).expect("get"),
             Some(LookupResult::Deleted { seq: 1 })

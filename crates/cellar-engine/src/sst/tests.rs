@@ -446,16 +446,22 @@ fn multi_get_coalesces_reads() {
     assert!(multi_reads * 10 < single_reads);
 }
 
-/// A key whose versions straddle many blocks still costs one block read per lookup, and
-/// absent keys past the file or rejected by the filter cost none.
-#[test]
-fn one_block_read_per_get() {
+/// 300 versions of one key (over many blocks with small blocks), a key before, a delete after.
+pub(super) fn straddling_entries() -> Entries {
     let mut entries: Entries = (1..=300u64)
         .rev()
         .map(|s| (make_internal_key(b"hot", s, 1), s.to_le_bytes().to_vec()))
         .collect();
     entries.insert(0, (make_internal_key(b"a", 1, 1), b"v".to_vec()));
     entries.push((make_internal_key(b"z", 1, 0), Vec::new()));
+    entries
+}
+
+/// A key whose versions straddle many blocks still costs one block read per lookup, and
+/// absent keys past the file or rejected by the filter cost none.
+#[test]
+fn one_block_read_per_get() {
+    let entries = straddling_entries();
     let (bytes, _) = build(&entries, opts(Compression::None, 10, 128, 2));
     let (r, c) = open(bytes, 0).expect("open");
     assert!(r.properties().num_data_blocks > 20);
