@@ -37,6 +37,7 @@ pub mod builder;
 pub mod cache;
 pub mod format;
 pub mod index;
+mod iterator;
 mod meta;
 mod prefetch;
 pub mod reader;
