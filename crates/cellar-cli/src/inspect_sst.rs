@@ -11,7 +11,7 @@ use cellar_engine::sst::bloom::BloomFilter;
 use cellar_engine::sst::format::{
     check_block, decode_block, BlockHandle, Footer, Properties, FOOTER_LEN, MAGIC, MAX_BLOCK_LEN,
 };
-use cellar_engine::sst::{Block, IndexBlock};
+use cellar_engine::sst::{Block, IndexBlock, IndexEntry};
 use cellar_engine::Error;
 
 use crate::dbdir::read_input;
@@ -96,25 +96,33 @@ pub fn run(args: &SstArgs<'_>, out: &mut dyn Write) -> CliResult<Outcome> {
     )?;
     print_properties(out, &props)?;
 
-    let index = IndexBlock::new(f.owned_block(footer.index)?, meta_limit)?;
-    print_index(out, &index)?;
     let mut outcome = Outcome::Clean;
-    if props.num_data_blocks != index.len() as u64 {
+    let entries = if footer.is_partitioned() {
+        let (entries, o) = print_partitions(out, &f, &footer, &props)?;
+        outcome = o;
+        entries
+    } else {
+        let index = IndexBlock::new(f.owned_block(footer.index)?, meta_limit)?;
+        (0..index.len())
+            .map(|i| index.entry(i))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    print_index(out, &entries)?;
+    if props.num_data_blocks != entries.len() as u64 {
         writeln!(
             out,
             "  ERROR: the index has {} entries but the properties record {} data blocks",
-            index.len(),
+            entries.len(),
             props.num_data_blocks
         )?;
         outcome = Outcome::Damaged;
     }
 
-    print_filter(out, &f, &footer)?;
-
-    let mut handles = Vec::with_capacity(index.len());
-    for i in 0..index.len() {
-        handles.push(index.handle(i)?);
+    if !footer.is_partitioned() {
+        print_filter(out, &f, &footer)?;
     }
+
+    let handles: Vec<BlockHandle> = entries.iter().map(|e| e.handle).collect();
     if print_data_blocks(out, &f, &handles)? == Outcome::Damaged {
         outcome = Outcome::Damaged;
     }
@@ -176,28 +184,109 @@ fn print_properties(out: &mut dyn Write, p: &Properties) -> CliResult<()> {
     writeln!(out, "  index bytes: {}", p.index_bytes)?;
     writeln!(out, "  filter bytes: {}", p.filter_bytes)?;
     writeln!(out, "  creation time: {}", p.creation_time)?;
+    if p.num_index_partitions > 0 {
+        writeln!(out, "  index partitions: {}", p.num_index_partitions)?;
+    }
     Ok(())
 }
 
-fn print_index(out: &mut dyn Write, ix: &IndexBlock) -> CliResult<()> {
-    writeln!(out)?;
-    writeln!(out, "index: {} entries", ix.len())?;
-    for i in 0..ix.len().min(INDEX_PREVIEW) {
-        let e = ix.entry(i)?;
-        let sep = match e.trailer {
-            None => escape(&e.user_key),
-            Some(t) => {
-                let mut k = e.user_key.to_vec();
-                k.extend_from_slice(&t.to_le_bytes());
-                internal_key(&k)
-            }
-        };
-        writeln!(out, "  #{i} {sep} -> {}", handle_str(e.handle))?;
+fn separator(e: &IndexEntry) -> String {
+    match e.trailer {
+        None => escape(&e.user_key),
+        Some(t) => {
+            let mut k = e.user_key.to_vec();
+            k.extend_from_slice(&t.to_le_bytes());
+            internal_key(&k)
+        }
     }
-    if ix.len() > INDEX_PREVIEW {
-        writeln!(out, "  ... and {} more", ix.len() - INDEX_PREVIEW)?;
+}
+
+fn print_index(out: &mut dyn Write, entries: &[IndexEntry]) -> CliResult<()> {
+    writeln!(out)?;
+    writeln!(out, "index: {} entries", entries.len())?;
+    for (i, e) in entries.iter().take(INDEX_PREVIEW).enumerate() {
+        writeln!(out, "  #{i} {} -> {}", separator(e), handle_str(e.handle))?;
+    }
+    if entries.len() > INDEX_PREVIEW {
+        writeln!(out, "  ... and {} more", entries.len() - INDEX_PREVIEW)?;
     }
     Ok(())
+}
+
+/// A partitioned (version 2) file: the top level, then one line per partition (its index
+/// and its filter, each decoded and validated the way the reader does). Returns every
+/// data block's index entry, up to the first damaged partition.
+fn print_partitions(
+    out: &mut dyn Write,
+    f: &SstFile<'_>,
+    footer: &Footer,
+    props: &Properties,
+) -> CliResult<(Vec<IndexEntry>, Outcome)> {
+    let index_start = props.data_bytes.saturating_add(props.filter_bytes);
+    let top_block = f.owned_block(footer.index)?;
+    let (top, filters) = IndexBlock::decode(top_block, index_start, footer.index.offset, true)?;
+    writeln!(out)?;
+    writeln!(out, "top-level index: {} partitions", top.len())?;
+    for p in 0..top.len() {
+        let e = top.entry(p)?;
+        let filter = match filters.get(p) {
+            Some(h) if *h != BlockHandle::default() => handle_str(*h),
+            _ => "none".to_string(),
+        };
+        writeln!(
+            out,
+            "  #{p} {} -> index {}; filter {filter}",
+            separator(&e),
+            handle_str(e.handle)
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "partitions:")?;
+    let mut entries = Vec::new();
+    let mut data_start = 0;
+    for p in 0..top.len() {
+        let h = top.handle(p)?;
+        let index = f
+            .owned_block(h)
+            .and_then(|b| IndexBlock::decode(b, data_start, props.data_bytes, false));
+        let index = match index {
+            Ok((ix, _)) => ix,
+            Err(e) => {
+                writeln!(out, "  #{p} index {}: ERROR {e}", handle_str(h))?;
+                return Ok((entries, Outcome::Damaged));
+            }
+        };
+        let first = entries.len();
+        for i in 0..index.len() {
+            entries.push(index.entry(i)?);
+        }
+        data_start = index.end_offset();
+        let filter = match filters.get(p) {
+            Some(fh) if *fh != BlockHandle::default() => {
+                match f
+                    .contents(*fh)
+                    .and_then(|d| BloomFilter::from_block(f.path, fh.offset, d))
+                {
+                    Ok(filter) => {
+                        let (k, bits, layout) = filter.describe();
+                        format!("{layout}, {bits} bits, k = {k}")
+                    }
+                    Err(e) => {
+                        writeln!(out, "  #{p} filter {}: ERROR {e}", handle_str(*fh))?;
+                        return Ok((entries, Outcome::Damaged));
+                    }
+                }
+            }
+            _ => "none".to_string(),
+        };
+        writeln!(
+            out,
+            "  #{p} {} (data blocks #{first}..=#{}); filter: {filter}",
+            count(index.len() as u64, "entry", "entries"),
+            entries.len().saturating_sub(1)
+        )?;
+    }
+    Ok((entries, Outcome::Clean))
 }
 
 fn print_filter(out: &mut dyn Write, f: &SstFile<'_>, footer: &Footer) -> CliResult<()> {

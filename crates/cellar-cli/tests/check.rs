@@ -11,7 +11,10 @@ use cellar_engine::sst::{BlockCache, SstReader};
 use cellar_engine::stats::Counters;
 use cellar_engine::vfs::{RealVfs, Vfs};
 
-use common::{build_db, cellar, files_with_ext, flip_byte, manifest_path, stderr, stdout};
+use common::{
+    build_db, build_db_with, cellar, files_with_ext, flip_byte, manifest_path, partitioned_options,
+    stderr, stdout,
+};
 
 fn fresh_db() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -37,6 +40,17 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect();
     v.sort();
     v
+}
+
+fn open_sst(sst: &Path) -> SstReader {
+    SstReader::open(
+        RealVfs.open_read(sst, false).expect("open"),
+        sst.to_path_buf(),
+        0,
+        Arc::new(BlockCache::new(1 << 20)),
+        Arc::new(Counters::default()),
+    )
+    .expect("open sst")
 }
 
 #[test]
@@ -75,14 +89,7 @@ fn good_database_passes_and_nothing_is_modified() {
 fn flipped_byte_in_an_sst_data_block_is_reported() {
     let (_tmp, dir) = fresh_db();
     let sst = files_with_ext(&dir, "sst").remove(0);
-    let reader = SstReader::open(
-        RealVfs.open_read(&sst, false).expect("open"),
-        sst.clone(),
-        0,
-        Arc::new(BlockCache::new(1 << 20)),
-        Arc::new(Counters::default()),
-    )
-    .expect("open sst");
+    let reader = open_sst(&sst);
     let handles = reader.data_block_handles().expect("handles");
     drop(reader);
     let block = handles[handles.len() / 2];
@@ -104,6 +111,41 @@ fn flipped_byte_in_an_sst_data_block_is_reported() {
     let o = cellar(&["inspect", "sst", sst.to_str().expect("utf-8")]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("ERROR corruption in"), "{}", stdout(&o));
+}
+
+/// In a partitioned file, a flipped byte in an index partition or a filter partition fails
+/// `check`, naming the file and the partition's offset.
+#[test]
+fn flipped_byte_in_an_sst_partition_is_reported() {
+    for which in ["index", "filter"] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("db");
+        build_db_with(&dir, partitioned_options());
+        let (code, out) = check(&dir);
+        assert_eq!(code, Some(0), "{out}");
+        let sst = files_with_ext(&dir, "sst").remove(0);
+        let reader = open_sst(&sst);
+        let (top, filters) = reader.top_level_index().expect("a partitioned file");
+        assert!(top.len() > 2, "{} partitions", top.len());
+        let part = top.len() / 2;
+        let h = match which {
+            "index" => top.handle(part).expect("handle"),
+            _ => filters[part],
+        };
+        drop(reader);
+        flip_byte(&sst, h.offset + h.size / 2);
+
+        let (code, out) = check(&dir);
+        assert_eq!(code, Some(1), "{which}: {out}");
+        assert!(
+            out.contains(&format!("CORRUPT {}: ", sst.display())),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("at offset {}", h.offset)),
+            "{which}: {out}"
+        );
+    }
 }
 
 #[test]

@@ -10,7 +10,9 @@ use cellar_engine::sst::{BlockCache, SstReader};
 use cellar_engine::stats::Counters;
 use cellar_engine::vfs::{RealVfs, Vfs};
 
-use common::{build_db, cellar, files_with_ext, stderr, stdout};
+use common::{
+    build_db, build_db_with, cellar, files_with_ext, partitioned_options, stderr, stdout,
+};
 
 fn golden_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -149,4 +151,29 @@ fn building_the_database_is_deterministic() {
     build_db(a.path());
     build_db(b.path());
     assert_eq!(list(a.path()), list(b.path()));
+}
+
+/// A partitioned (version 2) file: top level, partitions with their filters, then the
+/// data blocks as for any file.
+#[test]
+fn inspect_partitioned_sst_matches_golden_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    build_db_with(&dir, partitioned_options());
+    let ssts = files_with_ext(&dir, "sst");
+    let with_deletes = ssts
+        .iter()
+        .find(|p| deletions(p) > 0)
+        .expect("an SST with deletions");
+    assert_golden(
+        "inspect_sst_partitioned",
+        &[
+            "inspect",
+            "sst",
+            with_deletes.to_str().expect("utf-8"),
+            "--limit",
+            "3",
+        ],
+        &dir,
+    );
 }

@@ -75,6 +75,17 @@ pub struct Options {
     /// Bloom filter bits per key; 0 disables filters.
     pub bloom_bits_per_key: u32,
     pub block_cache_size_bytes: usize,
+    /// Target size of one index partition. A file whose index would be larger than this is
+    /// written with a partitioned index and filter (format version 2): index partitions of
+    /// about this size, one bloom filter partition per index partition, and a small
+    /// top-level index over them. 0 writes every file with one index and one filter.
+    pub index_partition_bytes: usize,
+    /// Budget for SST metadata held in memory for the life of each open file: the indexes
+    /// and filters of unpartitioned files and the top levels of partitioned ones always
+    /// count; index and filter partitions are pinned at open while the total stays within
+    /// it, and otherwise are read on demand through the block cache. At ~2 bytes per key,
+    /// the 1 GiB default pins the metadata of ~500M records.
+    pub max_resident_metadata_bytes: u64,
     /// Read SST blocks with O_DIRECT, bypassing the page cache.
     pub use_direct_reads: bool,
     pub l0_compaction_trigger: usize,
@@ -113,6 +124,8 @@ impl Default for Options {
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             block_cache_size_bytes: 256 << 20,
+            index_partition_bytes: 4096,
+            max_resident_metadata_bytes: 1 << 30,
             use_direct_reads: false,
             l0_compaction_trigger: 4,
             l0_slowdown_trigger: 12,
@@ -136,6 +149,11 @@ impl std::fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("block_cache_size_bytes", &self.block_cache_size_bytes)
+            .field("index_partition_bytes", &self.index_partition_bytes)
+            .field(
+                "max_resident_metadata_bytes",
+                &self.max_resident_metadata_bytes,
+            )
             .field("use_direct_reads", &self.use_direct_reads)
             .finish_non_exhaustive()
     }

@@ -77,8 +77,11 @@ pub struct Stats {
     pub compaction_write_bytes: u64,
     pub memtable_bytes: u64,
     pub immutable_memtables: usize,
-    /// Bytes of SST index blocks and bloom filters held in memory.
+    /// Bytes of SST index blocks and bloom filters held in memory for the life of their
+    /// files (index and filter partitions in the block cache are not counted).
     pub resident_index_filter_bytes: u64,
+    /// What the open files charge to `Options::max_resident_metadata_bytes`.
+    pub metadata_budget_used_bytes: u64,
     /// Entries (all versions, tombstones included) in live SSTs.
     pub sst_entries: u64,
     pub sst_bytes: u64,

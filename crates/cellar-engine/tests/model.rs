@@ -111,6 +111,8 @@ fn apply(model: &mut Model, w: &Write) {
 struct Harness {
     vfs: MemVfs,
     background: bool,
+    /// See `Harness::open`.
+    layout: usize,
     db: Option<Db>,
     ks: Keyspace,
     /// State that is known durable (after open), plus the batches written since.
@@ -124,18 +126,29 @@ struct Harness {
 }
 
 impl Harness {
-    fn open(vfs: MemVfs, background: bool) -> Db {
-        let opts = tiny_options(std::sync::Arc::new(vfs.clone()), background);
+    /// `layout` picks how the SSTs written from now on lay out their index, and how they
+    /// are read: 0 one index and filter (version 1), 1 index partitions of a few entries
+    /// pinned in memory, 2 the same read through the block cache (metadata budget 0).
+    /// Reopens change it, so one database mixes layouts.
+    fn open(vfs: MemVfs, background: bool, layout: usize) -> Db {
+        let mut opts = tiny_options(std::sync::Arc::new(vfs.clone()), background);
+        if !layout.is_multiple_of(3) {
+            opts.index_partition_bytes = 48;
+        }
+        if layout % 3 == 2 {
+            opts.max_resident_metadata_bytes = 0;
+        }
         Db::open("/db", opts).expect("open")
     }
 
-    fn new(background: bool) -> Self {
+    fn new(background: bool, layout: usize) -> Self {
         let vfs = MemVfs::new();
-        let db = Self::open(vfs.clone(), background);
+        let db = Self::open(vfs.clone(), background, layout);
         let ks = db.default_keyspace();
         Harness {
             vfs,
             background,
+            layout,
             db: Some(db),
             ks,
             base: Model::new(),
@@ -162,7 +175,8 @@ impl Harness {
         if let Some(old) = self.db.take() {
             old.close().expect("close");
         }
-        self.db = Some(Self::open(vfs.clone(), self.background));
+        self.layout += 1;
+        self.db = Some(Self::open(vfs.clone(), self.background, self.layout));
         self.vfs = vfs;
         let got = scan_all(self.db(), &self.ks);
         let mut state = self.base.clone();
@@ -378,7 +392,7 @@ impl Harness {
 }
 
 fn run_ops(ops: &[Op], background: bool) -> Result<(), TestCaseError> {
-    let mut h = Harness::new(background);
+    let mut h = Harness::new(background, ops.len());
     for op in ops {
         h.run(op)?;
     }

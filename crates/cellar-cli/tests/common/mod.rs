@@ -24,7 +24,21 @@ pub fn small_options() -> Options {
 /// longer than the 64-byte preview), deletes and a range delete, a flush, then a few
 /// writes that stay in the WAL (three records, so one is in the middle).
 pub fn build_db(dir: &Path) {
-    let db = Db::open(dir, small_options()).expect("open");
+    build_db_with(dir, small_options());
+}
+
+/// `small_options` with 64-byte blocks and index partitions of 40 bytes (a few blocks
+/// each): every SST of `build_db_with` is partitioned (format version 2).
+pub fn partitioned_options() -> Options {
+    Options {
+        block_size_bytes: 64,
+        index_partition_bytes: 40,
+        ..small_options()
+    }
+}
+
+pub fn build_db_with(dir: &Path, opts: Options) {
+    let db = Db::open(dir, opts).expect("open");
     let ks = db.default_keyspace();
     let users = db.create_keyspace("users").expect("create keyspace");
     let wo = WriteOptions::default();

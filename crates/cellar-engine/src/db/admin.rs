@@ -233,7 +233,7 @@ impl Db {
 
     /// Up to `parts - 1` user keys, ascending, that cut the keyspace's stored data into
     /// about `parts` pieces of similar size: for scanning pieces in parallel. Taken from the
-    /// files' resident indexes (no I/O); memtable contents are not weighed. Keys may be
+    /// files' indexes (no I/O unless index partitions are not resident); memtable contents are not weighed. Keys may be
     /// shortened separators rather than stored keys.
     pub fn split_keys(&self, ks: &Keyspace, parts: usize) -> Result<Vec<Vec<u8>>> {
         let sv = self.inner.super_version();
@@ -248,9 +248,7 @@ impl Db {
         // Every data block is one sample, weighed by its size.
         let mut samples: Vec<(Vec<u8>, u64)> = Vec::new();
         for f in kv.levels.iter().flatten() {
-            let index = f.reader.index();
-            for i in 0..index.len() {
-                let e = index.entry(i)?;
+            for e in f.reader.index_entries()? {
                 samples.push((e.user_key, e.handle.size));
             }
         }
@@ -292,6 +290,7 @@ impl Db {
         s.memtable_bytes = sv.memtables().map(|m| m.approx_bytes() as u64).sum();
         s.immutable_memtables = sv.imms.len();
         s.block_cache_bytes = inner.cache.used_bytes();
+        s.metadata_budget_used_bytes = inner.cache.metadata_budget().used_bytes();
         s.last_sequence = inner.last_visible.load();
         for k in sv.version.keyspaces.values() {
             let mut ks = KeyspaceStats {

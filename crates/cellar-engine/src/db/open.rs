@@ -142,7 +142,10 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     }
     let lock = vfs.lock(&dir.join("LOCK"))?;
     let counters = Arc::new(Counters::default());
-    let cache = Arc::new(BlockCache::new(opts.block_cache_size_bytes));
+    let cache = Arc::new(BlockCache::with_metadata_budget(
+        opts.block_cache_size_bytes,
+        opts.max_resident_metadata_bytes,
+    ));
 
     let names = vfs.list(dir)?;
     let current = read_current(&*vfs, dir)?;

@@ -7,8 +7,8 @@
 //! ```
 //! Every `restart_interval`-th entry stores its whole key (`shared == 0`) and its offset is
 //! listed in the restart array, so a seek binary-searches restarts and then scans at most
-//! one interval. Data blocks hold internal keys; the index block (interval 1) is read
-//! through [`IndexBlock`].
+//! one interval. Data blocks hold internal keys; index blocks (interval 1) are read
+//! through [`IndexBlock`](crate::sst::index::IndexBlock).
 
 use std::cmp::Ordering;
 use std::path::Path;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::coding::{self, Decoder};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::sst::format::{BlockHandle, BLOCK_TRAILER_LEN};
+
 use crate::sst::prefetch;
 use crate::types::{self, compare_internal};
 
@@ -99,10 +99,10 @@ impl BlockBuilder {
 /// A decoded (uncompressed) block, remembering where it came from for error messages.
 pub struct Block {
     data: Vec<u8>,
-    restarts_off: usize,
-    num_restarts: usize,
-    path: Arc<Path>,
-    offset: u64,
+    pub(super) restarts_off: usize,
+    pub(super) num_restarts: usize,
+    pub(super) path: Arc<Path>,
+    pub(super) offset: u64,
 }
 
 /// Location of one decoded entry inside the block.
@@ -184,7 +184,7 @@ impl Block {
     }
 
     /// Offset of restart `i`, which must point into the entry area.
-    fn restart_point(&self, i: usize) -> Option<usize> {
+    pub(super) fn restart_point(&self, i: usize) -> Option<usize> {
         let p = coding::get_u32(
             &self.data,
             self.restarts_off.checked_add(i.checked_mul(4)?)?,
@@ -210,7 +210,7 @@ impl Block {
     }
 
     /// The full key and value of the entry at restart `i` (which must have `shared == 0`).
-    fn restart_entry(&self, i: usize) -> Option<(&[u8], &[u8], usize)> {
+    pub(super) fn restart_entry(&self, i: usize) -> Option<(&[u8], &[u8], usize)> {
         let e = self.decode_entry(self.restart_point(i)?)?;
         (e.shared == 0).then(|| {
             (
@@ -407,307 +407,6 @@ impl InternalIterator for BlockIter {
             None => Ok(()),
         }
     }
-}
-
-/// One index entry: the separator's user key, its trailer when it had to keep one, and the
-/// data block it points to. A separator without a trailer stands for `(user_key, trailer 0)`,
-/// the largest internal key with that user key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexEntry {
-    pub user_key: Vec<u8>,
-    pub trailer: Option<u64>,
-    pub handle: BlockHandle,
-}
-
-/// Index entry value: varint offset, varint size, then an optional 8-byte LE trailer.
-pub fn encode_index_value(handle: BlockHandle, trailer: Option<u64>, dst: &mut Vec<u8>) {
-    handle.encode_to(dst);
-    if let Some(t) = trailer {
-        coding::put_u64(dst, t);
-    }
-}
-
-/// Block ends as u32 while the data area is under 4 GiB (always, at the default 64 MiB
-/// target file size), else u64.
-enum BlockEnds {
-    Narrow(Vec<u32>),
-    Wide(Vec<u64>),
-}
-
-impl BlockEnds {
-    fn get(&self, i: usize) -> u64 {
-        match self {
-            BlockEnds::Narrow(v) => v.get(i).map_or(0, |&e| u64::from(e)),
-            BlockEnds::Wide(v) => v.get(i).copied().unwrap_or(0),
-        }
-    }
-    fn bytes(&self) -> usize {
-        match self {
-            BlockEnds::Narrow(v) => v.len() * 4,
-            BlockEnds::Wide(v) => v.len() * 8,
-        }
-    }
-}
-
-/// The resident index, decoded once at open into a compact form: the separators' common
-/// prefix is stored once, the rest of each separator back to back, and each data block by
-/// its end offset alone (data blocks are contiguous from offset 0, so block `i` starts where
-/// block `i - 1` ends). With db_bench's 16-byte keys this halves the bytes per block against
-/// keeping the encoded index block, which keeps index + filter under 2 bytes per key.
-pub struct IndexBlock {
-    len: usize,
-    prefix: Vec<u8>,
-    suffixes: Vec<u8>,
-    /// Entry `i`'s suffix is `suffixes[key_ends[i - 1]..key_ends[i]]`.
-    key_ends: Vec<u32>,
-    block_ends: BlockEnds,
-    /// (entry, trailer) for the rare separators that need one, by entry.
-    trailers: Vec<(u32, u64)>,
-    /// First 8 bytes (big-endian, zero-padded) of every `HEAD_STRIDE`-th suffix: a
-    /// cache-resident first step that narrows the search to one window of nearby entries,
-    /// instead of ~log2(blocks) probes into cold memory.
-    heads: Vec<u64>,
-    path: Arc<Path>,
-    offset: u64,
-}
-
-impl IndexBlock {
-    /// Validates every entry (framing, contiguous handles inside the data area) and builds
-    /// the resident form. `data_limit` is the offset data blocks must end before.
-    pub fn new(block: Block, data_limit: u64) -> Result<IndexBlock> {
-        let len = if block.restarts_off == 0 {
-            0
-        } else {
-            block.num_restarts
-        };
-        let mut raw: Vec<(&[u8], BlockHandle, Option<u64>)> = Vec::with_capacity(len);
-        let mut prev_end = 0u64;
-        for i in 0..len {
-            let bad = || block.corruption("malformed index entry");
-            let (k, v, end) = block.restart_entry(i).ok_or_else(bad)?;
-            let next = if i + 1 < len {
-                block.restart_point(i + 1)
-            } else {
-                Some(block.restarts_off)
-            };
-            if next != Some(end) {
-                return Err(block.corruption("index restart array does not match entries"));
-            }
-            let mut d = Decoder::new(v);
-            let handle = BlockHandle::decode_from(&mut d).ok_or_else(bad)?;
-            let trailer = match d.remaining().len() {
-                0 => None,
-                8 => Some(d.u64().ok_or_else(bad)?),
-                _ => return Err(bad()),
-            };
-            if handle.offset != prev_end || handle.end() > data_limit {
-                return Err(block.corruption("index points outside the contiguous data area"));
-            }
-            prev_end = handle.end();
-            raw.push((k, handle, trailer));
-        }
-        let mut prefix: &[u8] = raw.first().map_or(&[], |r| r.0);
-        for (k, _, _) in &raw {
-            let n = prefix
-                .iter()
-                .zip(k.iter())
-                .take_while(|(a, b)| a == b)
-                .count();
-            prefix = &prefix[..n];
-        }
-        let mut suffixes = Vec::with_capacity(raw.iter().map(|r| r.0.len() - prefix.len()).sum());
-        let mut key_ends = Vec::with_capacity(len);
-        let mut trailers = Vec::new();
-        for (i, (k, _, t)) in raw.iter().enumerate() {
-            suffixes.extend_from_slice(&k[prefix.len()..]);
-            let end = u32::try_from(suffixes.len())
-                .map_err(|_| block.corruption("index separators exceed 4 GiB"))?;
-            key_ends.push(end);
-            if let Some(t) = t {
-                trailers.push((i as u32, *t));
-            }
-        }
-        let block_ends = if prev_end <= u64::from(u32::MAX) {
-            BlockEnds::Narrow(raw.iter().map(|r| r.1.end() as u32).collect())
-        } else {
-            BlockEnds::Wide(raw.iter().map(|r| r.1.end()).collect())
-        };
-        let mut ix = IndexBlock {
-            len,
-            prefix: prefix.to_vec(),
-            suffixes,
-            key_ends,
-            block_ends,
-            trailers,
-            heads: Vec::new(),
-            path: Arc::clone(&block.path),
-            offset: block.offset,
-        };
-        ix.heads = (0..len)
-            .step_by(HEAD_STRIDE)
-            .map(|i| head8(ix.suffix(i)))
-            .collect();
-        Ok(ix)
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Bytes held in memory.
-    pub fn resident_bytes(&self) -> usize {
-        self.prefix.len()
-            + self.suffixes.len()
-            + self.key_ends.len() * 4
-            + self.block_ends.bytes()
-            + self.trailers.len() * 12
-            + self.heads.len() * 8
-    }
-
-    fn suffix(&self, i: usize) -> &[u8] {
-        let start = if i == 0 {
-            0
-        } else {
-            self.key_ends[i - 1] as usize
-        };
-        let end = self.key_ends[i] as usize;
-        self.suffixes.get(start..end).unwrap_or(&[])
-    }
-
-    fn trailer(&self, i: usize) -> Option<u64> {
-        self.trailers
-            .binary_search_by_key(&(i as u32), |(e, _)| *e)
-            .ok()
-            .map(|j| self.trailers[j].1)
-    }
-
-    fn bad_ordinal(&self, i: usize) -> Error {
-        Error::corruption(
-            &*self.path,
-            self.offset,
-            format!("index entry {i} out of range {}", self.len),
-        )
-    }
-
-    pub fn entry(&self, i: usize) -> Result<IndexEntry> {
-        if i >= self.len {
-            return Err(self.bad_ordinal(i));
-        }
-        let mut user_key = self.prefix.clone();
-        user_key.extend_from_slice(self.suffix(i));
-        Ok(IndexEntry {
-            user_key,
-            trailer: self.trailer(i),
-            handle: self.handle(i)?,
-        })
-    }
-
-    pub fn handle(&self, i: usize) -> Result<BlockHandle> {
-        if i >= self.len {
-            return Err(self.bad_ordinal(i));
-        }
-        let start = if i == 0 {
-            0
-        } else {
-            self.block_ends.get(i - 1)
-        };
-        let end = self.block_ends.get(i);
-        let size = end
-            .saturating_sub(start)
-            .saturating_sub(BLOCK_TRAILER_LEN as u64);
-        Ok(BlockHandle::new(start, size))
-    }
-
-    /// Starts loading the memory `find(target)` will search after its cache-resident first
-    /// step: the window's end offsets and separator bytes (and the block's end offset).
-    pub fn prefetch(&self, target: &[u8]) {
-        let (tu, _) = types::split_internal(target).unwrap_or((target, 0));
-        let Some(rest) = tu.strip_prefix(&self.prefix[..]) else {
-            return;
-        };
-        let th = head8(rest);
-        let below = self.heads.partition_point(|&h| h < th);
-        let lo = below.saturating_sub(1) * HEAD_STRIDE;
-        let mid = (lo + HEAD_STRIDE / 2).min(self.len.saturating_sub(1));
-        prefetch::read_at(&self.key_ends, lo);
-        prefetch::read_at(&self.key_ends, mid);
-        if let Some(&at) = self.key_ends.get(mid) {
-            prefetch::read_at(&self.suffixes, at as usize);
-        }
-        match &self.block_ends {
-            BlockEnds::Narrow(v) => prefetch::read_at(v, mid),
-            BlockEnds::Wide(v) => prefetch::read_at(v, mid),
-        }
-    }
-
-    /// The first block whose separator is >= `target`: the only block that can hold the
-    /// first entry >= `target`. `None` when `target` is past every key in the file.
-    pub fn find(&self, target: &[u8]) -> Result<Option<usize>> {
-        let (tu, tt) = types::split_internal(target).unwrap_or((target, 0));
-        // Every separator starts with `prefix`: compare it once, then only the suffixes.
-        let p = self.prefix.len();
-        match tu.get(..p).map(|head| head.cmp(&self.prefix[..])) {
-            // `tu` is shorter than the prefix, or sorts before it: before every separator.
-            None | Some(Ordering::Less) => {
-                // A shorter `tu` that is a prefix of `prefix` also sorts first.
-                let before = tu < &self.prefix[..];
-                return Ok(if before || self.len == 0 {
-                    (self.len > 0).then_some(0)
-                } else {
-                    None
-                });
-            }
-            Some(Ordering::Greater) => return Ok(None),
-            Some(Ordering::Equal) => {}
-        }
-        let rest = &tu[p..];
-        // Heads are monotonic in the suffixes: a group whose head is below the target's
-        // starts below the target, and one whose head is above starts above it.
-        let th = head8(rest);
-        let below = self.heads.partition_point(|&h| h < th);
-        let not_above = below + self.heads[below..].partition_point(|&h| h <= th);
-        let mut lo = below.saturating_sub(1) * HEAD_STRIDE;
-        let mut hi = (not_above * HEAD_STRIDE).min(self.len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let ord = cmp_short(self.suffix(mid), rest)
-                .then_with(|| tt.cmp(&self.trailer(mid).unwrap_or(0)));
-            if ord == Ordering::Less {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok((lo < self.len).then_some(lo))
-    }
-}
-
-/// Every this-many index entries, one head in `IndexBlock::heads`.
-const HEAD_STRIDE: usize = 16;
-
-fn head8(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    let n = b.len().min(8);
-    a[..n].copy_from_slice(&b[..n]);
-    u64::from_be_bytes(a)
-}
-
-/// Byte order of two short slices (separator suffixes are a few bytes): an inline loop
-/// beats a `memcmp` call at these lengths.
-#[inline]
-fn cmp_short(a: &[u8], b: &[u8]) -> Ordering {
-    let n = a.len().min(b.len());
-    for i in 0..n {
-        match a[i].cmp(&b[i]) {
-            Ordering::Equal => {}
-            other => return other,
-        }
-    }
-    a.len().cmp(&b.len())
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! One bloom filter per file over user keys (not internal keys: a lookup asks "any version
+//! One bloom filter per file (or per index partition) over user keys (not internal keys: a lookup asks "any version
 //! of this key?").
 //!
 //! Two layouts, told apart by the block's last byte; both use `h = xxh3_64(user_key)` and
@@ -70,12 +70,23 @@ impl BloomBuilder {
         self.hashes.len() * self.bits_per_key as usize / 8 + 9
     }
 
+    /// Hashes added so far: a partition's filter covers a range of them.
+    pub fn mark(&self) -> usize {
+        self.hashes.len()
+    }
+
     pub fn finish(&self) -> Vec<u8> {
-        let want_bits = self.hashes.len() as u64 * u64::from(self.bits_per_key);
+        self.finish_range(0..self.hashes.len())
+    }
+
+    /// The filter block over the keys added between two [`mark`](Self::mark)s.
+    pub fn finish_range(&self, range: std::ops::Range<usize>) -> Vec<u8> {
+        let hashes = self.hashes.get(range).unwrap_or(&[]);
+        let want_bits = hashes.len() as u64 * u64::from(self.bits_per_key);
         let lines = want_bits.div_ceil(u64::from(LINE_BITS)).max(1);
         let k = num_probes(self.bits_per_key);
         let mut out = vec![0u8; lines as usize * LINE_BYTES + 2];
-        for &h in &self.hashes {
+        for &h in hashes {
             let base = line_of(h, lines) * LINE_BYTES;
             let mut x = h as u32;
             for _ in 0..k {
@@ -149,22 +160,7 @@ impl BloomFilter {
     /// `may_contain` for a key whose [`key_hash`] is `h`.
     pub fn may_contain_hash(&self, h: u64) -> bool {
         if self.lines > 0 {
-            let Some(line) = self
-                .data
-                .get(line_of(h, self.lines) * LINE_BYTES..)
-                .and_then(|d| d.get(..LINE_BYTES))
-            else {
-                return true;
-            };
-            let mut x = h as u32;
-            for _ in 0..self.k {
-                let bit = (x >> 23) as usize;
-                if line[bit / 8] & (1 << (bit % 8)) == 0 {
-                    return false;
-                }
-                x = x.wrapping_mul(PROBE_MIX);
-            }
-            return true;
+            return self.line_admits(line_of(h, self.lines), h);
         }
         let (h1, h2) = probes(h);
         (0..u64::from(self.k)).all(|j| {
@@ -173,6 +169,62 @@ impl BloomFilter {
                 .get((bit / 8) as usize)
                 .is_some_and(|b| b & (1 << (bit % 8)) != 0)
         })
+    }
+
+    /// The cache-local check in line `at` of the bit array.
+    fn line_admits(&self, at: usize, h: u64) -> bool {
+        let Some(line) = self
+            .data
+            .get(at * LINE_BYTES..)
+            .and_then(|d| d.get(..LINE_BYTES))
+        else {
+            return true;
+        };
+        let mut x = h as u32;
+        for _ in 0..self.k {
+            let bit = (x >> 23) as usize;
+            if line[bit / 8] & (1 << (bit % 8)) == 0 {
+                return false;
+            }
+            x = x.wrapping_mul(PROBE_MIX);
+        }
+        true
+    }
+
+    /// Joins cache-local filters with one probe count into one bit array (so a pinned
+    /// partitioned file keeps one filter object): filter `i`'s lines are
+    /// `starts[i]..starts[i + 1]`. `None` if any filter is classic or the counts differ.
+    pub fn concat(parts: &[BloomFilter]) -> Option<(BloomFilter, Vec<u64>)> {
+        let k = parts.first()?.k;
+        if parts.iter().any(|f| f.lines == 0 || f.k != k) {
+            return None;
+        }
+        let mut data = Vec::with_capacity(parts.iter().map(|f| f.data.len()).sum());
+        let mut starts = Vec::with_capacity(parts.len() + 1);
+        starts.push(0);
+        for f in parts {
+            data.extend_from_slice(&f.data);
+            starts.push(starts[starts.len() - 1] + f.lines);
+        }
+        let lines = starts[starts.len() - 1];
+        let joined = BloomFilter {
+            num_bits: data.len() as u64 * 8,
+            data,
+            k,
+            lines,
+        };
+        Some((joined, starts))
+    }
+
+    /// `may_contain_hash` in the filter of a [`concat`](Self::concat) that occupies
+    /// `count` lines from line `first`.
+    pub fn may_contain_hash_in(&self, h: u64, first: u64, count: u64) -> bool {
+        self.line_admits((first + line_of(h, count) as u64) as usize, h)
+    }
+
+    pub fn prefetch_in(&self, h: u64, first: u64, count: u64) {
+        let at = (first + line_of(h, count) as u64) as usize;
+        super::prefetch::read_at(&self.data, at * LINE_BYTES);
     }
 
     /// Bytes held in memory (bit array + the trailer bytes on disk).
@@ -241,6 +293,26 @@ mod tests {
         let f = BloomFilter::from_block(Path::new("f"), 0, bits).expect("classic filter");
         assert!(f.may_contain(b"k"));
         assert_eq!(f.describe().2, "classic");
+    }
+
+    #[test]
+    fn joined_filters_answer_as_their_parts() {
+        let key = |i: u32| format!("k{i:05}").into_bytes();
+        let parts: Vec<BloomFilter> = [(0, 40), (40, 1000), (1000, 1003)]
+            .iter()
+            .map(|&(a, b)| filter((a..b).map(key), 10))
+            .collect();
+        let (joined, starts) = BloomFilter::concat(&parts).expect("uniform filters");
+        for (p, f) in parts.iter().enumerate() {
+            let count = starts[p + 1] - starts[p];
+            for i in 0..1200 {
+                let h = key_hash(&key(i));
+                assert_eq!(
+                    joined.may_contain_hash_in(h, starts[p], count),
+                    f.may_contain_hash(h)
+                );
+            }
+        }
     }
 
     #[test]

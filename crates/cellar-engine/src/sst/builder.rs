@@ -1,15 +1,23 @@
 //! Writes an SST from internal keys added in increasing order: data blocks as they fill,
 //! then the filter, index and properties blocks and the footer.
+//!
+//! The index is cut into partitions of about `index_partition_bytes` as it grows (each
+//! with the bloom keys of its data blocks). At finish, a file with one partition is written
+//! as version 1 (one filter, one index); otherwise as version 2: filter partitions, index
+//! partitions, then a top-level index with one entry per partition (its last separator →
+//! index and filter partition handles). Both layouts are in `docs/format/sstable.md`.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::options::Compression;
-use crate::sst::block::{encode_index_value, BlockBuilder};
+use crate::sst::block::BlockBuilder;
 use crate::sst::bloom::BloomBuilder;
 use crate::sst::format::{
     block_crc, compress_block, mask_crc, BlockHandle, Footer, Properties, FORMAT_VERSION,
+    FORMAT_VERSION_PARTITIONED,
 };
+use crate::sst::index::{encode_index_value, encode_top_level_value};
 use crate::sst::{SstOptions, SstSummary};
 use crate::types::{self, compare_internal, ValueKind};
 use crate::vfs::WritableFile;
@@ -22,7 +30,14 @@ pub struct SstBuilder {
     path: PathBuf,
     opts: SstOptions,
     data: BlockBuilder,
+    /// The whole index, written as is when the file ends up with one partition.
     index: BlockBuilder,
+    /// The index partition being filled, and the ones already cut.
+    part_index: BlockBuilder,
+    /// The separator (and trailer) of the last index entry: a partition's top-level key.
+    last_separator: (Vec<u8>, Option<u64>),
+    partitions: Vec<IndexPartition>,
+    /// The bloom keys of every partition, told apart by `IndexPartition::bloom_end`.
     bloom: Option<BloomBuilder>,
     /// Bytes of the file so far, buffered or not.
     offset: u64,
@@ -32,6 +47,16 @@ pub struct SstBuilder {
     last_key: Vec<u8>,
     props: Properties,
     scratch: Vec<u8>,
+}
+
+/// A finished index partition, kept in memory until the file's end decides the layout.
+struct IndexPartition {
+    contents: Vec<u8>,
+    /// The partition's last separator: the key of its top-level entry.
+    last_separator: Vec<u8>,
+    last_trailer: Option<u64>,
+    /// Bloom hashes `[previous partition's bloom_end, bloom_end)` are this partition's.
+    bloom_end: usize,
 }
 
 impl SstBuilder {
@@ -47,6 +72,9 @@ impl SstBuilder {
             path,
             data: BlockBuilder::new(opts.block_restart_interval),
             index: BlockBuilder::new(1),
+            part_index: BlockBuilder::new(1),
+            last_separator: (Vec::new(), None),
+            partitions: Vec::new(),
             bloom: (opts.bloom_bits_per_key > 0)
                 .then(|| BloomBuilder::new(opts.bloom_bits_per_key)),
             opts,
@@ -71,10 +99,13 @@ impl SstBuilder {
             "SST keys must be added in increasing order"
         );
         let new_user_key = self.props.num_entries == 0 || types::user_key(&self.last_key) != ukey;
+        let mut cut = false;
         if let Some(h) = self.pending.take() {
-            self.add_index_entry(h, Some(ikey));
+            cut = self.add_index_entry(h, Some(ikey));
         }
-        if new_user_key {
+        // A key whose versions straddle a partition boundary goes into both filters: a
+        // lookup may be sent to either partition depending on its sequence number.
+        if new_user_key || cut {
             if let Some(b) = &mut self.bloom {
                 b.add_key(ukey);
             }
@@ -126,28 +157,20 @@ impl SstBuilder {
         if let Some(h) = self.pending.take() {
             self.add_index_entry(h, None);
         }
-        let filter = match &self.bloom {
-            Some(b) if b.num_keys() > 0 => {
-                let bits = b.finish();
-                // Bloom bits are random: compressing them would only cost CPU.
-                self.write_block(&bits, Compression::None)?
-            }
-            _ => BlockHandle::default(),
+        if !self.part_index.is_empty() {
+            self.cut_partition();
+        }
+        let (index, filter, version) = if self.partitions.len() > 1 {
+            self.write_partitioned()?
+        } else {
+            self.write_single()?
         };
-        let index_raw = self.index.finish();
-        let index = self.write_block(&index_raw, self.opts.compression)?;
 
         let p = &mut self.props;
         if p.num_entries == 0 {
             p.min_seq = 0;
         }
         p.largest = self.last_key.clone();
-        p.index_bytes = index.len_with_trailer();
-        p.filter_bytes = if filter.size > 0 {
-            filter.len_with_trailer()
-        } else {
-            0
-        };
         p.creation_time = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -158,7 +181,7 @@ impl SstBuilder {
             index,
             filter,
             properties,
-            version: FORMAT_VERSION,
+            version,
         };
         let footer = footer.encode();
         self.out.extend_from_slice(&footer);
@@ -175,6 +198,73 @@ impl SstBuilder {
             min_seq: p.min_seq,
             max_seq: p.max_seq,
         })
+    }
+
+    /// Version 1: one filter block, one index block. Returns (index, filter, version).
+    fn write_single(&mut self) -> Result<(BlockHandle, BlockHandle, u32)> {
+        let filter = match &self.bloom {
+            Some(b) if b.num_keys() > 0 => {
+                let bits = b.finish();
+                // Bloom bits are random: compressing them would only cost CPU.
+                self.write_block(&bits, Compression::None)?
+            }
+            _ => BlockHandle::default(),
+        };
+        let index_raw = self.index.finish();
+        let index = self.write_block(&index_raw, self.opts.compression)?;
+        self.props.index_bytes = index.len_with_trailer();
+        self.props.filter_bytes = if filter.size > 0 {
+            filter.len_with_trailer()
+        } else {
+            0
+        };
+        Ok((index, filter, FORMAT_VERSION))
+    }
+
+    /// Version 2: filter partitions, index partitions, top-level index (whose handle goes
+    /// into the footer's index slot; the footer's filter slot stays (0, 0)).
+    fn write_partitioned(&mut self) -> Result<(BlockHandle, BlockHandle, u32)> {
+        let parts = std::mem::take(&mut self.partitions);
+        let mut filters = Vec::with_capacity(parts.len());
+        let mut bloom_start = 0;
+        for part in &parts {
+            let h = match self.bloom.as_ref() {
+                Some(b) => {
+                    let bits = b.finish_range(bloom_start..part.bloom_end);
+                    self.write_block(&bits, Compression::None)?
+                }
+                None => BlockHandle::default(),
+            };
+            bloom_start = part.bloom_end;
+            self.props.filter_bytes += if h.size > 0 { h.len_with_trailer() } else { 0 };
+            filters.push(h);
+        }
+        let mut top = BlockBuilder::new(1);
+        let mut value = Vec::with_capacity(32);
+        for (part, filter) in parts.iter().zip(filters) {
+            let h = self.write_block(&part.contents, self.opts.compression)?;
+            self.props.index_bytes += h.len_with_trailer();
+            value.clear();
+            encode_top_level_value(h, filter, part.last_trailer, &mut value);
+            top.add(&part.last_separator, &value);
+        }
+        let top_raw = top.finish();
+        let index = self.write_block(&top_raw, self.opts.compression)?;
+        self.props.index_bytes += index.len_with_trailer();
+        self.props.num_index_partitions = parts.len() as u64;
+        Ok((index, BlockHandle::default(), FORMAT_VERSION_PARTITIONED))
+    }
+
+    /// Closes the current index partition; its filter takes the bloom keys added so far.
+    fn cut_partition(&mut self) {
+        let bloom_end = self.bloom.as_ref().map_or(0, |b| b.mark());
+        let (last_separator, last_trailer) = std::mem::take(&mut self.last_separator);
+        self.partitions.push(IndexPartition {
+            contents: self.part_index.finish(),
+            last_separator,
+            last_trailer,
+            bloom_end,
+        });
     }
 
     fn flush_data_block(&mut self) -> Result<()> {
@@ -215,25 +305,28 @@ impl SstBuilder {
     /// Index key for the block ending in `last_key`, given the first key of the next block.
     /// Usually a short user key strictly between the two (no trailer needed: it stands for
     /// the largest internal key of that user key); the full last key only when one user
-    /// key's versions straddle the boundary.
-    fn add_index_entry(&mut self, handle: BlockHandle, next: Option<&[u8]>) {
+    /// key's versions straddle the boundary. Returns whether the entry closed an index
+    /// partition.
+    fn add_index_entry(&mut self, handle: BlockHandle, next: Option<&[u8]>) -> bool {
         let last_user = types::user_key(&self.last_key);
         let mut value = Vec::with_capacity(20);
-        let sep = match next {
+        let (sep, trailer) = match next {
             Some(next) if types::user_key(next) == last_user => {
-                encode_index_value(handle, Some(types::trailer(&self.last_key)), &mut value);
-                last_user.to_vec()
+                (last_user.to_vec(), Some(types::trailer(&self.last_key)))
             }
-            Some(next) => {
-                encode_index_value(handle, None, &mut value);
-                shortest_separator(last_user, types::user_key(next))
-            }
-            None => {
-                encode_index_value(handle, None, &mut value);
-                short_successor(last_user)
-            }
+            Some(next) => (shortest_separator(last_user, types::user_key(next)), None),
+            None => (short_successor(last_user), None),
         };
+        encode_index_value(handle, trailer, &mut value);
         self.index.add(&sep, &value);
+        self.part_index.add(&sep, &value);
+        self.last_separator = (sep, trailer);
+        let limit = self.opts.index_partition_bytes;
+        if limit > 0 && self.part_index.size_estimate() >= limit {
+            self.cut_partition();
+            return true;
+        }
+        false
     }
 }
 

@@ -1,6 +1,9 @@
-//! A process-wide cache of decompressed data blocks, keyed by (file number, block offset)
-//! and weighed in bytes. File numbers are never reused, so entries of deleted files simply
-//! age out.
+//! A process-wide cache of decoded SST blocks, keyed by (file number, block offset) and
+//! weighed in bytes: decompressed data blocks, and the index and filter partitions of
+//! partitioned files that the metadata budget could not pin. Offsets within a file are
+//! distinct and file numbers are never reused, so keys stay unique and entries of deleted
+//! files simply age out. The cache also carries the database's [`MetadataBudget`], so every
+//! reader that shares the cache shares the budget.
 
 use std::sync::Arc;
 
@@ -8,54 +11,115 @@ use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
 use crate::sst::block::Block;
+use crate::sst::bloom::BloomFilter;
+use crate::sst::budget::MetadataBudget;
+use crate::sst::index::IndexBlock;
 
 type Key = (u64, u64);
 
-#[derive(Clone, Copy, Debug, Default)]
-struct BlockWeighter;
+/// What one cache slot holds; each kind is charged by the memory it keeps.
+#[derive(Clone)]
+pub enum Cached {
+    Data(Arc<Block>),
+    Index(Arc<IndexBlock>),
+    Filter(Arc<BloomFilter>),
+}
 
-impl Weighter<Key, Arc<Block>> for BlockWeighter {
-    fn weight(&self, _key: &Key, block: &Arc<Block>) -> u64 {
-        block.charge() as u64
+impl Cached {
+    fn charge(&self) -> u64 {
+        let bytes = match self {
+            Cached::Data(b) => b.charge(),
+            Cached::Index(ix) => ix.resident_bytes(),
+            Cached::Filter(f) => f.resident_bytes() + std::mem::size_of::<BloomFilter>(),
+        };
+        bytes as u64
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct EntryWeighter;
+
+impl Weighter<Key, Cached> for EntryWeighter {
+    fn weight(&self, _key: &Key, entry: &Cached) -> u64 {
+        entry.charge()
     }
 }
 
 pub struct BlockCache {
     /// `None` when the capacity is 0: every lookup misses and nothing is kept.
-    inner: Option<Cache<Key, Arc<Block>, BlockWeighter>>,
+    inner: Option<Cache<Key, Cached, EntryWeighter>>,
     capacity: u64,
+    budget: Arc<MetadataBudget>,
 }
 
 impl BlockCache {
+    /// A cache whose readers may pin any amount of metadata (tools, tests).
     pub fn new(capacity_bytes: usize) -> Self {
+        Self::with_metadata_budget(capacity_bytes, u64::MAX)
+    }
+
+    /// A cache whose readers pin index and filter partitions only while their total stays
+    /// within `metadata_budget_bytes`.
+    pub fn with_metadata_budget(capacity_bytes: usize, metadata_budget_bytes: u64) -> Self {
         let inner = (capacity_bytes > 0).then(|| {
             // quick_cache sizes its tables from an item estimate; 4 KiB is the default block.
             let items = (capacity_bytes / 4096).max(16);
-            Cache::with_weighter(items, capacity_bytes as u64, BlockWeighter)
+            Cache::with_weighter(items, capacity_bytes as u64, EntryWeighter)
         });
         BlockCache {
             inner,
             capacity: capacity_bytes as u64,
+            budget: Arc::new(MetadataBudget::new(metadata_budget_bytes)),
         }
     }
 
-    pub fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
+    fn lookup(&self, file_number: u64, offset: u64) -> Option<Cached> {
         self.inner.as_ref()?.get(&(file_number, offset))
     }
 
-    pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
-        if let Some(c) = &self.inner {
-            c.insert((file_number, offset), block);
+    pub fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
+        match self.lookup(file_number, offset)? {
+            Cached::Data(b) => Some(b),
+            _ => None,
         }
     }
 
-    /// Bytes currently charged to cached blocks.
+    pub fn get_index(&self, file_number: u64, offset: u64) -> Option<Arc<IndexBlock>> {
+        match self.lookup(file_number, offset)? {
+            Cached::Index(ix) => Some(ix),
+            _ => None,
+        }
+    }
+
+    pub fn get_filter(&self, file_number: u64, offset: u64) -> Option<Arc<BloomFilter>> {
+        match self.lookup(file_number, offset)? {
+            Cached::Filter(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
+        self.insert_entry(file_number, offset, Cached::Data(block));
+    }
+
+    pub fn insert_entry(&self, file_number: u64, offset: u64, entry: Cached) {
+        if let Some(c) = &self.inner {
+            c.insert((file_number, offset), entry);
+        }
+    }
+
+    /// Bytes currently charged to cached entries.
     pub fn used_bytes(&self) -> u64 {
         self.inner.as_ref().map_or(0, |c| c.weight())
     }
 
     pub fn capacity_bytes(&self) -> u64 {
         self.capacity
+    }
+
+    /// The metadata budget shared by every reader of this cache.
+    pub fn metadata_budget(&self) -> &Arc<MetadataBudget> {
+        &self.budget
     }
 }
 
@@ -64,6 +128,7 @@ impl std::fmt::Debug for BlockCache {
         f.debug_struct("BlockCache")
             .field("capacity", &self.capacity)
             .field("used", &self.used_bytes())
+            .field("metadata_budget", &self.budget)
             .finish()
     }
 }
@@ -85,6 +150,9 @@ mod tests {
         c.insert(1, 0, block(1000));
         assert!(c.get(1, 0).is_some());
         assert!(c.get(2, 0).is_none());
+        // A data block is not returned as another kind.
+        assert!(c.get_index(1, 0).is_none());
+        assert!(c.get_filter(1, 0).is_none());
         for i in 0..200 {
             c.insert(3, i, block(4000));
         }

@@ -11,7 +11,12 @@ use crate::options::Compression;
 /// compression type (1 byte) + masked crc32c (4 bytes) after every block payload.
 pub const BLOCK_TRAILER_LEN: usize = 5;
 pub const FOOTER_LEN: usize = 64;
+/// Version of a file with one index block and at most one filter block.
 pub const FORMAT_VERSION: u32 = 1;
+/// Version of a file with a partitioned index and filter (top-level index in the footer's
+/// index handle, no footer filter handle). Written only when the index is partitioned, so
+/// files that need no partitions stay readable by builds that know only version 1.
+pub const FORMAT_VERSION_PARTITIONED: u32 = 2;
 /// The last 8 bytes of every SST read "CELLRSST" in a hex dump.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"CELLRSST");
 /// Upper bound on a block payload or its uncompressed form. A block holds at most one entry
@@ -220,11 +225,11 @@ impl Footer {
             *h = BlockHandle { offset, size };
         }
         let version = d.u32().ok_or_else(|| corrupt("truncated footer"))?;
-        if version != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != FORMAT_VERSION_PARTITIONED {
             return Err(Error::UnsupportedVersion {
                 file: path.display().to_string(),
                 found: version,
-                supported: FORMAT_VERSION,
+                supported: FORMAT_VERSION_PARTITIONED,
             });
         }
         Ok(Footer {
@@ -235,8 +240,13 @@ impl Footer {
         })
     }
 
+    /// A single filter block (version 1); partitioned files keep theirs in the top level.
     pub fn has_filter(&self) -> bool {
         self.filter != BlockHandle::default()
+    }
+
+    pub fn is_partitioned(&self) -> bool {
+        self.version == FORMAT_VERSION_PARTITIONED
     }
 }
 
@@ -265,6 +275,9 @@ pub struct Properties {
     pub filter_bytes: u64,
     /// Seconds since the Unix epoch when the builder finished (0 if the clock failed).
     pub creation_time: u64,
+    /// Index partitions of a version 2 file; 0 for an unpartitioned one (and for files
+    /// written before the field existed, which are all unpartitioned).
+    pub num_index_partitions: u64,
 }
 
 impl Properties {
@@ -287,6 +300,7 @@ impl Properties {
             index_bytes: 0,
             filter_bytes: 0,
             creation_time: 0,
+            num_index_partitions: 0,
         }
     }
 
@@ -323,6 +337,11 @@ impl Properties {
         ] {
             coding::put_varint(&mut b, v);
         }
+        // Only version 2 files carry the partition count, so version 1 files stay byte for
+        // byte what builds before partitioning wrote.
+        if self.num_index_partitions > 0 {
+            coding::put_varint(&mut b, self.num_index_partitions);
+        }
         b
     }
 
@@ -338,6 +357,14 @@ impl Properties {
         let compression = d.u8().and_then(Compression::from_u8).ok_or_else(corrupt)?;
         let mut v = || d.varint().ok_or_else(corrupt);
         let bloom_bits_per_key = u32::try_from(v()?).map_err(|_| corrupt())?;
+        let (block_size_bytes, block_restart_interval) = (v()?, v()?);
+        let (data_bytes, index_bytes, filter_bytes, creation_time) = (v()?, v()?, v()?, v()?);
+        // Appended later: absent in files written before partitioning existed.
+        let num_index_partitions = if d.remaining().is_empty() {
+            0
+        } else {
+            d.varint().ok_or_else(corrupt)?
+        };
         Ok(Properties {
             num_entries,
             num_deletions,
@@ -350,12 +377,13 @@ impl Properties {
             num_data_blocks,
             compression,
             bloom_bits_per_key,
-            block_size_bytes: v()?,
-            block_restart_interval: v()?,
-            data_bytes: v()?,
-            index_bytes: v()?,
-            filter_bytes: v()?,
-            creation_time: v()?,
+            block_size_bytes,
+            block_restart_interval,
+            data_bytes,
+            index_bytes,
+            filter_bytes,
+            creation_time,
+            num_index_partitions,
         })
     }
 }
@@ -385,9 +413,11 @@ mod tests {
         }
         // A well-formed footer from a newer build is a version error, not corruption.
         let mut newer = f;
-        newer.version = 2;
+        newer.version = 3;
         let r = Footer::decode(p, 0, &newer.encode());
-        assert!(matches!(r, Err(Error::UnsupportedVersion { found: 2, .. })));
+        assert!(matches!(r, Err(Error::UnsupportedVersion { found: 3, .. })));
+        newer.version = FORMAT_VERSION_PARTITIONED;
+        assert_eq!(Footer::decode(p, 0, &newer.encode()).ok(), Some(newer));
     }
 
     #[test]
@@ -429,9 +459,22 @@ mod tests {
         p.smallest = b"a\0\0\0\0\0\0\0\0".to_vec();
         p.largest = b"z\x01\0\0\0\0\0\0\0".to_vec();
         p.creation_time = 1_700_000_000;
+        p.num_index_partitions = 300;
         let enc = p.encode();
-        assert_eq!(Properties::decode(Path::new("x"), 0, &enc).ok(), Some(p));
-        for cut in 0..enc.len() {
+        assert_eq!(
+            Properties::decode(Path::new("x"), 0, &enc).ok(),
+            Some(p.clone())
+        );
+        // Without the partition count (a file from an older build) it reads as 0; every
+        // shorter cut is damage.
+        let older = &enc[..enc.len() - 2];
+        let mut want = p;
+        want.num_index_partitions = 0;
+        assert_eq!(
+            Properties::decode(Path::new("x"), 0, older).ok(),
+            Some(want)
+        );
+        for cut in 0..older.len() {
             assert!(Properties::decode(Path::new("x"), 0, &enc[..cut]).is_err());
         }
     }

@@ -4,7 +4,9 @@
 //! `docs/format/sstable.md`):
 //!
 //! ```text
-//! data block 0 | ... | data block N-1 | filter block? | index block | properties block | footer
+//! version 1: data blocks | filter block? | index block | properties block | footer
+//! version 2: data blocks | filter partitions? | index partitions | top-level index
+//!            | properties block | footer
 //! ```
 //!
 //! Every block on disk is `payload ++ type: u8 ++ crc: u32`, where `type` is the
@@ -15,29 +17,42 @@
 //! - Data blocks ([`block`]): prefix-compressed entries with restart points, cut once the
 //!   uncompressed size reaches `block_size_bytes`.
 //! - Filter block ([`bloom`]): one bloom filter over the file's distinct user keys.
-//! - Index block: one entry per data block, restart interval 1. Key = a short user key `S`
-//!   with `last_key(block) <= (S, trailer 0) < first_key(next block)`; value = varint
-//!   offset, varint size, and an 8-byte trailer only when one user key's versions straddle
-//!   the boundary (then `S` + trailer is exactly the block's last internal key).
+//! - Index block ([`index`]): one entry per data block, restart interval 1. Key = a short
+//!   user key `S` with `last_key(block) <= (S, trailer 0) < first_key(next block)`; value =
+//!   varint offset, varint size, and an 8-byte trailer only when one user key's versions
+//!   straddle the boundary (then `S` + trailer is exactly the block's last internal key).
+//! - Version 2, when the index outgrows `index_partition_bytes`: index partitions (index
+//!   blocks over contiguous runs of data blocks), one filter partition per index partition,
+//!   and a top-level index block whose entry per partition is its last separator → varint
+//!   index partition handle, varint filter partition handle, optional trailer (`meta.rs`
+//!   reads both versions).
 //! - Properties block ([`format::Properties`]): counts, sequence range, key range, settings.
 //! - Footer ([`format::Footer`]), 64 bytes: index, filter and properties handles as fixed u64
 //!   pairs, format version u32, masked crc32c of the preceding 52 bytes, magic "CELLRSST".
 
 pub mod block;
 pub mod bloom;
+pub mod budget;
 pub mod builder;
 pub mod cache;
 pub mod format;
+pub mod index;
+mod iterator;
+mod meta;
 mod prefetch;
 pub mod reader;
 
 #[cfg(test)]
+mod partition_tests;
+#[cfg(test)]
 mod tests;
 
-pub use block::{Block, BlockIter, IndexBlock, IndexEntry};
+pub use block::{Block, BlockIter};
+pub use budget::MetadataBudget;
 pub use builder::SstBuilder;
 pub use cache::BlockCache;
 pub use format::{BlockHandle, Footer, Properties};
+pub use index::{IndexBlock, IndexEntry};
 pub use reader::{LookupResult, SstIterator, SstReader};
 
 use crate::options::{Compression, KeyspaceOptions, Options};
@@ -52,6 +67,8 @@ pub struct SstOptions {
     pub compression: Compression,
     /// 0 writes no filter.
     pub bloom_bits_per_key: u32,
+    /// Target size of one index partition; 0 never partitions (see `Options`).
+    pub index_partition_bytes: usize,
 }
 
 impl SstOptions {
@@ -61,6 +78,7 @@ impl SstOptions {
             block_restart_interval: o.block_restart_interval,
             compression: o.compression,
             bloom_bits_per_key: o.bloom_bits_per_key,
+            index_partition_bytes: o.index_partition_bytes,
         }
     }
 }
@@ -73,6 +91,7 @@ impl SstOptions {
             block_restart_interval: o.block_restart_interval,
             compression: ks.compression.unwrap_or(o.compression),
             bloom_bits_per_key: ks.bloom_bits_per_key.unwrap_or(o.bloom_bits_per_key),
+            index_partition_bytes: o.index_partition_bytes,
         }
     }
 }

@@ -1,17 +1,22 @@
-//! Reads an SST: footer, index, filter and properties at open (the index and filter stay
-//! resident), data blocks on demand through the block cache.
+//! Reads an SST: footer, properties and the index and filter at open (kept resident, or
+//! for a partitioned file the top level resident and the partitions pinned or cached: see
+//! `meta.rs`), data blocks on demand through the block cache.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::sst::block::{Block, BlockIter, IndexBlock};
-use crate::sst::bloom::{key_hash, BloomFilter};
+use crate::sst::block::Block;
+use crate::sst::bloom::key_hash;
+use crate::sst::budget::MetadataBudget;
 use crate::sst::cache::BlockCache;
 use crate::sst::format::{
     decode_block, decode_block_slice, BlockHandle, Footer, Properties, FOOTER_LEN, MAX_BLOCK_LEN,
 };
+use crate::sst::index::{IndexBlock, IndexEntry};
+pub use crate::sst::iterator::SstIterator;
+use crate::sst::meta::{count_cache, Meta, Part};
 use crate::stats::Counters;
 use crate::types::{self, lookup_key, ValueKind};
 use crate::vfs::RandomAccessFile;
@@ -29,83 +34,114 @@ pub enum LookupResult {
 /// Cheap to clone: every clone and every iterator shares one `Inner`.
 #[derive(Clone)]
 pub struct SstReader {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
     /// For an ingested file: every entry is stored with sequence 0 and read as if written
     /// with this sequence number (one entry per user key, see `db/ingest.rs`).
-    global_seq: Option<u64>,
+    pub(super) global_seq: Option<u64>,
 }
 
-struct Inner {
+/// The file and what reading it needs: every block read goes through here.
+pub(crate) struct Source {
     file: Arc<dyn RandomAccessFile>,
-    path: PathBuf,
-    shared_path: Arc<Path>,
-    file_number: u64,
-    cache: Arc<BlockCache>,
+    pub path: PathBuf,
+    pub shared_path: Arc<Path>,
+    pub file_number: u64,
+    pub cache: Arc<BlockCache>,
     counters: Arc<Counters>,
-    footer: Footer,
-    index: IndexBlock,
-    filter: Option<BloomFilter>,
-    props: Properties,
     /// Start of the footer: every block must end at or before it.
-    meta_limit: u64,
+    pub meta_limit: u64,
 }
 
-/// What follows a read: reads elsewhere in the file (lookups, metadata at open), or the
-/// next bytes (iterators, checksum verification). The Vfs reads ahead only for `Scan`
+pub(super) struct Inner {
+    pub(super) src: Source,
+    footer: Footer,
+    pub(super) meta: Meta,
+    props: Properties,
+    budget: Arc<MetadataBudget>,
+    /// What this reader charged to `budget`; given back on drop.
+    charged_bytes: u64,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.budget.release(self.charged_bytes);
+    }
+}
+
+/// What follows a read: reads elsewhere in the file (lookups, metadata), or the next bytes
+/// (iterators, checksum verification). The Vfs reads ahead only for `Scan`
 /// (`RandomAccessFile::read_exact_at_scan`): ahead of a lookup it only delays the next one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Access {
+pub(super) enum Access {
     Point,
     Scan,
 }
 
-/// One pread of `len` bytes at `offset`, counted as a device read.
-fn pread(
-    file: &dyn RandomAccessFile,
-    counters: &Counters,
-    offset: u64,
-    len: u64,
-    access: Access,
-) -> Result<Vec<u8>> {
-    let mut buf = vec![0u8; len as usize];
-    match access {
-        Access::Point => file.read_exact_at(&mut buf, offset)?,
-        Access::Scan => file.read_exact_at_scan(&mut buf, offset)?,
+impl Source {
+    /// One point pread of `len` bytes at `offset`, counted as a device read.
+    pub fn pread(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.pread_as(offset, len, Access::Point)
     }
-    Counters::add(&counters.device_reads, 1);
-    Counters::add(&counters.device_read_bytes, len);
-    Ok(buf)
-}
 
-fn check_handle(path: &Path, h: BlockHandle, limit: u64) -> Result<()> {
-    if h.size > MAX_BLOCK_LEN || h.end() > limit {
-        return Err(Error::corruption(
-            path,
-            h.offset,
-            format!(
-                "block handle (offset {}, size {}) outside the file",
-                h.offset, h.size
-            ),
-        ));
+    fn pread_as(&self, offset: u64, len: u64, access: Access) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len as usize];
+        match access {
+            Access::Point => self.file.read_exact_at(&mut buf, offset)?,
+            Access::Scan => self.file.read_exact_at_scan(&mut buf, offset)?,
+        }
+        Counters::add(&self.counters.device_reads, 1);
+        Counters::add(&self.counters.device_read_bytes, len);
+        Ok(buf)
     }
-    Ok(())
-}
 
-/// Reads, checks and decompresses one block (no cache).
-fn read_block_contents(
-    file: &dyn RandomAccessFile,
-    path: &Path,
-    counters: &Counters,
-    limit: u64,
-    h: BlockHandle,
-    access: Access,
-) -> Result<Vec<u8>> {
-    check_handle(path, h, limit)?;
-    let raw = pread(file, counters, h.offset, h.len_with_trailer(), access)?;
-    decode_block(path, h.offset, raw)
+    pub fn corruption(&self, offset: u64, why: &str) -> Error {
+        Error::corruption(&self.path, offset, why.to_string())
+    }
+
+    fn check_handle(&self, h: BlockHandle) -> Result<()> {
+        if h.size > MAX_BLOCK_LEN || h.end() > self.meta_limit {
+            return Err(Error::corruption(
+                &self.path,
+                h.offset,
+                format!(
+                    "block handle (offset {}, size {}) outside the file",
+                    h.offset, h.size
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads, checks and decompresses one block (no cache), as a point read.
+    pub fn read(&self, h: BlockHandle) -> Result<Vec<u8>> {
+        self.read_as(h, Access::Point)
+    }
+
+    fn read_as(&self, h: BlockHandle, access: Access) -> Result<Vec<u8>> {
+        self.check_handle(h)?;
+        let raw = self.pread_as(h.offset, h.len_with_trailer(), access)?;
+        decode_block(&self.path, h.offset, raw)
+    }
+
+    pub fn read_block(&self, h: BlockHandle) -> Result<Block> {
+        self.read_block_as(h, Access::Point)
+    }
+
+    pub(super) fn read_block_as(&self, h: BlockHandle, access: Access) -> Result<Block> {
+        Block::new(self.read_as(h, access)?, self.shared_path.clone(), h.offset)
+    }
+
+    /// A block cache lookup, counted as a hit or a miss.
+    pub fn cache_lookup<T>(&self, get: impl FnOnce(&BlockCache) -> Option<T>) -> Option<T> {
+        let hit = get(&self.cache);
+        count_cache(&self.counters, hit.is_some());
+        hit
+    }
 }
 
 impl SstReader {
+    /// Opens a file; its partitions (if any) are pinned within the metadata budget of
+    /// `cache`, which every reader sharing the cache shares.
     pub fn open(
         file: Arc<dyn RandomAccessFile>,
         path: PathBuf,
@@ -122,52 +158,30 @@ impl SstReader {
             ));
         }
         let meta_limit = size - FOOTER_LEN as u64;
-        let raw = pread(
-            &*file,
-            &counters,
+        let src = Source {
+            file,
+            shared_path: Arc::from(path.as_path()),
+            path,
+            file_number,
+            cache,
+            counters,
             meta_limit,
-            FOOTER_LEN as u64,
-            Access::Point,
-        )?;
-        let footer = Footer::decode(&path, meta_limit, &raw)?;
-        let shared_path: Arc<Path> = Arc::from(path.as_path());
-        let read = |h| read_block_contents(&*file, &path, &counters, meta_limit, h, Access::Point);
-
-        let index_block = Block::new(
-            read(footer.index)?,
-            shared_path.clone(),
-            footer.index.offset,
-        )?;
-        let index = IndexBlock::new(index_block, meta_limit)?;
-        let filter = if footer.has_filter() {
-            let h = footer.filter;
-            Some(BloomFilter::from_block(&path, h.offset, read(h)?)?)
-        } else {
-            None
         };
+        let raw = src.pread(meta_limit, FOOTER_LEN as u64)?;
+        let footer = Footer::decode(&src.path, meta_limit, &raw)?;
         let h = footer.properties;
-        let props = Properties::decode(&path, h.offset, &read(h)?)?;
-        if props.num_data_blocks != index.len() as u64 {
-            return Err(Error::corruption(
-                &path,
-                footer.index.offset,
-                "index entry count disagrees with properties",
-            ));
-        }
+        let props = Properties::decode(&src.path, h.offset, &src.read(h)?)?;
+        let budget = Arc::clone(src.cache.metadata_budget());
+        let opened = Meta::open(&src, &footer, &props, &budget)?;
         Ok(SstReader {
             global_seq: None,
             inner: Arc::new(Inner {
-                file,
-                path,
-                shared_path,
-                file_number,
-                cache,
-                counters,
+                src,
                 footer,
-                index,
-                filter,
+                meta: opened.meta,
                 props,
-                meta_limit,
+                budget,
+                charged_bytes: opened.charged_bytes,
             }),
         })
     }
@@ -201,11 +215,11 @@ impl SstReader {
     }
 
     pub fn path(&self) -> &Path {
-        &self.inner.path
+        &self.inner.src.path
     }
 
     pub fn file_number(&self) -> u64 {
-        self.inner.file_number
+        self.inner.src.file_number
     }
 
     pub fn properties(&self) -> &Properties {
@@ -216,59 +230,75 @@ impl SstReader {
         &self.inner.footer
     }
 
-    /// The resident index (for `cellar inspect`: `len()`, `entry(i)`).
-    pub fn index(&self) -> &IndexBlock {
-        &self.inner.index
+    /// Every data block's index entry in file order (for `split_keys` and inspection);
+    /// reads index partitions that are not resident.
+    pub fn index_entries(&self) -> Result<Vec<IndexEntry>> {
+        self.inner.meta.entries(&self.inner.src)
+    }
+
+    /// Index partitions: 1 for an unpartitioned file.
+    pub fn num_index_partitions(&self) -> usize {
+        self.inner.meta.num_partitions()
+    }
+
+    /// Whether every index and filter partition is held in memory (always true for an
+    /// unpartitioned file; false when the metadata budget was spent when it opened).
+    pub fn metadata_pinned(&self) -> bool {
+        self.inner.meta.is_pinned()
+    }
+
+    /// A partitioned file's top-level index and the filter partition handles.
+    pub fn top_level_index(&self) -> Option<(&IndexBlock, &[BlockHandle])> {
+        self.inner.meta.top_level()
     }
 
     pub fn file_size(&self) -> u64 {
-        self.inner.file.size()
+        self.inner.src.file.size()
     }
 
-    /// Bytes of index and filter held in memory for the life of the reader.
+    /// Bytes of index and filter held in memory for the life of the reader (partitions in
+    /// the block cache are not counted here).
     pub fn resident_bytes(&self) -> u64 {
-        let filter = self.inner.filter.as_ref().map_or(0, |f| f.resident_bytes());
-        (self.inner.index.resident_bytes() + filter) as u64
+        self.inner.meta.resident_bytes()
     }
 
-    /// The bloom filter's answer (true when the file has no filter).
+    /// The bloom filter's answer (true when the file has no filter, and when a filter
+    /// partition cannot be read: "maybe" is always a safe answer).
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        self.inner
-            .filter
-            .as_ref()
-            .is_none_or(|f| f.may_contain(user_key))
+        let inner = &*self.inner;
+        match inner
+            .meta
+            .partition_of(user_key, seek_trailer(types::MAX_SEQ))
+        {
+            Ok(Some(p)) => inner.meta.part(&inner.src, p, true).map_or(true, |part| {
+                part.filter.is_none_or(|f| f.may_contain(user_key))
+            }),
+            Ok(None) => !inner.meta.has_filter(),
+            Err(_) => true,
+        }
     }
 
     pub fn data_block_handles(&self) -> Result<Vec<BlockHandle>> {
-        let ix = &self.inner.index;
-        (0..ix.len()).map(|i| ix.handle(i)).collect()
+        Ok(self
+            .index_entries()?
+            .into_iter()
+            .map(|e| e.handle)
+            .collect())
     }
 
     /// Reads one block bypassing the cache (for inspection); iterate it with `Block::iter`.
     pub fn read_block(&self, h: BlockHandle) -> Result<Arc<Block>> {
-        Ok(Arc::new(self.inner.read_block_uncached(h, Access::Point)?))
+        Ok(Arc::new(self.inner.src.read_block(h)?))
     }
 
-    /// Reads every block from disk, checking crc, decompression and entry framing.
+    /// Reads every block from disk, checking crc, decompression and entry framing (of a
+    /// partitioned file: the top level, every index partition and every filter partition).
     pub fn verify_checksums(&self) -> Result<()> {
         let inner = &*self.inner;
-        let f = &inner.footer;
-        let mut meta = vec![f.index, f.properties];
-        if f.has_filter() {
-            meta.push(f.filter);
-        }
-        for h in meta {
-            read_block_contents(
-                &*inner.file,
-                &inner.path,
-                &inner.counters,
-                inner.meta_limit,
-                h,
-                Access::Scan,
-            )?;
-        }
+        inner.src.read(inner.footer.properties)?;
+        inner.meta.verify(&inner.src, &inner.footer)?;
         for h in self.data_block_handles()? {
-            let block = Arc::new(inner.read_block_uncached(h, Access::Scan)?);
+            let block = Arc::new(inner.src.read_block_as(h, Access::Scan)?);
             let mut it = block.iter();
             it.seek_to_first();
             while it.valid() {
@@ -285,15 +315,24 @@ impl SstReader {
         let Some(seq) = self.probe_seq(seq) else {
             return Ok(None);
         };
-        if !inner.filter_admits(user_key) {
+        // Past every separator: so is every key of the file.
+        let Some(p) = inner.meta.partition_of(user_key, seek_trailer(seq))? else {
+            inner.note_miss(true);
             return Ok(None);
+        };
+        let part = inner.meta.part(&inner.src, p, true)?;
+        if let Some(f) = &part.filter {
+            if !f.may_contain(user_key) {
+                Counters::add(&inner.src.counters.bloom_negatives, 1);
+                return Ok(None);
+            }
         }
+        // Built only now: most probes of a lookup end at some file's filter.
         let target = lookup_key(user_key, seq);
-        let found = match inner.index.find(&target)? {
-            // Every separator is below target: so is every key of the file.
+        let found = match part.index.find(&target)? {
             None => None,
-            Some(i) => {
-                let block = inner.data_block(i, true, Access::Point)?;
+            Some(b) => {
+                let block = inner.data_block(part.index.handle(b)?, true, Access::Point)?;
                 lookup_in_block(&block, user_key, &target)?
             }
         };
@@ -318,59 +357,85 @@ impl SstReader {
         let Some(seq) = self.probe_seq(seq) else {
             return Ok(());
         };
+        // Route every key to its partition (always 0 for an unpartitioned file) and load
+        // each partition once; the resident top level makes this cheap.
+        // (partition, key index)
+        let mut routed: Vec<(usize, usize)> = Vec::with_capacity(keys.len());
+        for i in (0..keys.len()).filter(|&i| results[i].is_none()) {
+            match inner.meta.partition_of(keys[i], seek_trailer(seq))? {
+                Some(p) => routed.push((p, i)),
+                None => inner.note_miss(true),
+            }
+        }
+        routed.sort_unstable();
+        let mut parts: Vec<Part<'_>> = Vec::new();
+        // routed[k] searches parts[at[k]].
+        let mut at: Vec<usize> = Vec::with_capacity(routed.len());
+        let mut last = None;
+        for r in &routed {
+            if last != Some(r.0) {
+                parts.push(inner.meta.part(&inner.src, r.0, true)?);
+                last = Some(r.0);
+            }
+            at.push(parts.len() - 1);
+        }
         // Each step below first asks the CPU for the memory the next one reads, for every
         // key, so the cache misses of the batch overlap (see `prefetch`): bloom lines, then
         // index windows, then (further down) the blocks' restart arrays.
-        let pending: Vec<usize> = (0..keys.len()).filter(|&i| results[i].is_none()).collect();
-        let mut admitted: Vec<(usize, Vec<u8>)> = Vec::with_capacity(pending.len());
-        match &inner.filter {
-            Some(f) => {
-                let hashes: Vec<u64> = pending.iter().map(|&i| key_hash(keys[i])).collect();
-                for &h in &hashes {
-                    f.prefetch(h);
-                }
-                for (&i, &h) in pending.iter().zip(&hashes) {
-                    if f.may_contain_hash(h) {
-                        admitted.push((i, lookup_key(keys[i], seq)));
-                    } else {
-                        Counters::add(&inner.counters.bloom_negatives, 1);
-                    }
-                }
+        let hashes: Vec<u64> = routed.iter().map(|r| key_hash(keys[r.1])).collect();
+        for (k, &h) in hashes.iter().enumerate() {
+            if let Some(f) = &parts[at[k]].filter {
+                f.prefetch(h);
             }
-            None => admitted.extend(pending.iter().map(|&i| (i, lookup_key(keys[i], seq)))),
         }
-        for (_, target) in &admitted {
-            inner.index.prefetch(target);
+        // (routed entry, lookup key)
+        let mut admitted: Vec<(usize, Vec<u8>)> = Vec::with_capacity(routed.len());
+        for (k, &h) in hashes.iter().enumerate() {
+            match &parts[at[k]].filter {
+                Some(f) if !f.may_contain_hash(h) => {
+                    Counters::add(&inner.src.counters.bloom_negatives, 1);
+                }
+                _ => admitted.push((k, lookup_key(keys[routed[k].1], seq))),
+            }
         }
-        // (block ordinal, key index, lookup key)
-        let mut probes: Vec<(usize, usize, Vec<u8>)> = Vec::with_capacity(admitted.len());
-        for (i, target) in admitted {
-            match inner.index.find(&target)? {
-                Some(b) => probes.push((b, i, target)),
+        for (k, target) in &admitted {
+            parts[at[*k]].index.prefetch(target);
+        }
+        // (block ordinal, key index, lookup key, block handle)
+        let mut probes: Vec<(usize, usize, Vec<u8>, BlockHandle)> =
+            Vec::with_capacity(admitted.len());
+        for (k, target) in admitted {
+            let part = &parts[at[k]];
+            let i = routed[k].1;
+            match part.index.find(&target)? {
+                Some(b) => {
+                    let h = part.index.handle(b)?;
+                    probes.push((part.first_block + b, i, target, h));
+                }
                 None => inner.note_miss(true),
             }
         }
         // Sorted input gives sorted ordinals already; sorting keeps unsorted input correct.
         probes.sort_by_key(|p| (p.0, p.1));
-        let mut ords: Vec<usize> = probes.iter().map(|p| p.0).collect();
-        ords.dedup();
+        let mut ords: Vec<(usize, BlockHandle)> = probes.iter().map(|p| (p.0, p.3)).collect();
+        ords.dedup_by_key(|o| o.0);
         let mut blocks = Vec::with_capacity(ords.len());
-        for &o in &ords {
-            blocks.push(inner.cached_block(o)?.1);
+        for &(_, h) in &ords {
+            blocks.push(inner.cached_block(h));
         }
         inner.fill_runs(&ords, &mut blocks)?;
         for b in blocks.iter().flatten() {
             b.prefetch();
         }
 
-        let mut at = 0;
-        for (ord, i, target) in &probes {
-            while ords[at] != *ord {
-                at += 1;
+        let mut j = 0;
+        for (ord, i, target, _) in &probes {
+            while ords[j].0 != *ord {
+                j += 1;
             }
-            let block = blocks[at]
+            let block = blocks[j]
                 .as_ref()
-                .ok_or_else(|| Error::corruption(&inner.path, 0, "block missing after read"))?;
+                .ok_or_else(|| inner.src.corruption(0, "block missing after read"))?;
             let found = lookup_in_block(block, keys[*i], target)?;
             inner.note_miss(found.is_none());
             results[*i] = found.map(|r| self.restamp(r));
@@ -385,118 +450,89 @@ impl SstReader {
 
     /// `fill_cache: false` for scans (compaction) that should not evict the hot set.
     pub fn iter_with(&self, fill_cache: bool) -> SstIterator {
-        SstIterator {
-            reader: self.clone(),
-            fill_cache,
-            block_idx: 0,
-            data: None,
-            err: None,
-            key_buf: Vec::new(),
-        }
+        SstIterator::new(self.clone(), fill_cache)
     }
 }
 
 impl Inner {
-    /// Bloom check, counting negatives.
-    fn filter_admits(&self, user_key: &[u8]) -> bool {
-        match &self.filter {
-            Some(f) if !f.may_contain(user_key) => {
-                Counters::add(&self.counters.bloom_negatives, 1);
-                false
-            }
-            _ => true,
-        }
-    }
-
     /// A lookup that passed the filter but found nothing was a false positive (approximate:
     /// a key present only with newer sequence numbers is counted too).
     fn note_miss(&self, missed: bool) {
-        if missed && self.filter.is_some() {
-            Counters::add(&self.counters.bloom_false_positives, 1);
+        if missed && self.meta.has_filter() {
+            Counters::add(&self.src.counters.bloom_false_positives, 1);
         }
     }
 
-    fn read_block_uncached(&self, h: BlockHandle, access: Access) -> Result<Block> {
-        let data = read_block_contents(
-            &*self.file,
-            &self.path,
-            &self.counters,
-            self.meta_limit,
-            h,
-            access,
-        )?;
-        Block::new(data, self.shared_path.clone(), h.offset)
+    /// Looks a data block up in the cache, counting the hit or miss.
+    fn cached_block(&self, h: BlockHandle) -> Option<Arc<Block>> {
+        self.src
+            .cache_lookup(|c| c.get(self.src.file_number, h.offset))
     }
 
-    /// Looks block `ord` up in the cache, counting the hit or miss.
-    fn cached_block(&self, ord: usize) -> Result<(BlockHandle, Option<Arc<Block>>)> {
-        let h = self.index.handle(ord)?;
-        let hit = self.cache.get(self.file_number, h.offset);
-        let c = if hit.is_some() {
-            &self.counters.block_cache_hits
-        } else {
-            &self.counters.block_cache_misses
-        };
-        Counters::add(c, 1);
-        Ok((h, hit))
-    }
-
-    fn data_block(&self, ord: usize, fill_cache: bool, access: Access) -> Result<Arc<Block>> {
-        let (h, hit) = self.cached_block(ord)?;
-        if let Some(b) = hit {
+    fn data_block(&self, h: BlockHandle, fill_cache: bool, access: Access) -> Result<Arc<Block>> {
+        if let Some(b) = self.cached_block(h) {
             return Ok(b);
         }
-        let block = Arc::new(self.read_block_uncached(h, access)?);
+        let block = Arc::new(self.src.read_block_as(h, access)?);
         if fill_cache {
-            self.cache.insert(self.file_number, h.offset, block.clone());
+            self.src
+                .cache
+                .insert(self.src.file_number, h.offset, block.clone());
         }
         Ok(block)
     }
 
-    /// Reads the missing `blocks` (ordinals `ords`), one pread per run of blocks that are
-    /// adjacent in the file.
-    fn fill_runs(&self, ords: &[usize], blocks: &mut [Option<Arc<Block>>]) -> Result<()> {
+    /// Data block `ord` (file-wide ordinal), read ahead of a scan.
+    pub(super) fn block_at(&self, ord: usize, fill_cache: bool) -> Result<Arc<Block>> {
+        self.data_block(self.meta.handle(&self.src, ord)?, fill_cache, Access::Scan)
+    }
+
+    /// Reads the missing `blocks` (ordinals and handles `ords`), one pread per run of blocks
+    /// that are adjacent in the file.
+    fn fill_runs(
+        &self,
+        ords: &[(usize, BlockHandle)],
+        blocks: &mut [Option<Arc<Block>>],
+    ) -> Result<()> {
         let mut j = 0;
         while j < ords.len() {
             if blocks[j].is_some() {
                 j += 1;
                 continue;
             }
-            let mut handles = vec![self.index.handle(ords[j])?];
-            let start = handles[0].offset;
+            let start = ords[j].1.offset;
             let mut k = j + 1;
-            while k < ords.len() && blocks[k].is_none() && ords[k] == ords[k - 1] + 1 {
-                let h = self.index.handle(ords[k])?;
-                let prev_end = handles[handles.len() - 1].end();
-                if h.offset != prev_end || h.end() - start > MAX_COALESCED_READ {
+            while k < ords.len() && blocks[k].is_none() && ords[k].0 == ords[k - 1].0 + 1 {
+                let h = ords[k].1;
+                if h.offset != ords[k - 1].1.end() || h.end() - start > MAX_COALESCED_READ {
                     break;
                 }
-                handles.push(h);
                 k += 1;
             }
-            for h in &handles {
-                check_handle(&self.path, *h, self.meta_limit)?;
+            for (_, h) in &ords[j..k] {
+                self.src.check_handle(*h)?;
             }
-            let end = handles[handles.len() - 1].end();
-            let buf = pread(
-                &*self.file,
-                &self.counters,
-                start,
-                end - start,
-                Access::Point,
-            )?;
-            for (slot, h) in blocks[j..k].iter_mut().zip(&handles) {
+            let end = ords[k - 1].1.end();
+            let buf = self.src.pread(start, end - start)?;
+            for (slot, (_, h)) in blocks[j..k].iter_mut().zip(&ords[j..k]) {
                 let from = (h.offset - start) as usize;
                 let raw = &buf[from..from + h.len_with_trailer() as usize];
-                let data = decode_block_slice(&self.path, h.offset, raw)?;
-                let block = Arc::new(Block::new(data, self.shared_path.clone(), h.offset)?);
-                self.cache.insert(self.file_number, h.offset, block.clone());
+                let data = decode_block_slice(&self.src.path, h.offset, raw)?;
+                let block = Arc::new(Block::new(data, self.src.shared_path.clone(), h.offset)?);
+                self.src
+                    .cache
+                    .insert(self.src.file_number, h.offset, block.clone());
                 *slot = Some(block);
             }
             j = k;
         }
         Ok(())
     }
+}
+
+/// The trailer of `lookup_key(_, seq)`: the smallest internal key of a user key at `seq`.
+fn seek_trailer(seq: u64) -> u64 {
+    types::pack_trailer(seq, types::KIND_FOR_SEEK)
 }
 
 /// The first entry >= `target` in `block`, if it belongs to `user_key`.
@@ -527,258 +563,5 @@ fn lookup_in_block(
         })),
         Some(ValueKind::Delete) => Ok(Some(LookupResult::Deleted { seq })),
         None => Err(block.corruption(&format!("unknown value kind {kind}"))),
-    }
-}
-
-/// Two-level iteration: the resident index picks a data block, a [`BlockIter`] walks it.
-/// Holds a reader clone, so it is `'static` and `Send`. Errors are sticky: after one, the
-/// iterator stays invalid and `status` keeps returning it.
-pub struct SstIterator {
-    reader: SstReader,
-    fill_cache: bool,
-    block_idx: usize,
-    data: Option<BlockIter>,
-    err: Option<Error>,
-    /// The current key restamped with the file's global sequence (ingested files only).
-    key_buf: Vec<u8>,
-}
-
-impl SstIterator {
-    /// After every move: for an ingested file, the current key with its trailer's sequence
-    /// replaced by the global one.
-    fn restamp(&mut self) {
-        let Some(g) = self.reader.global_seq else {
-            return;
-        };
-        self.key_buf.clear();
-        if let Some(d) = self.data.as_ref().filter(|d| d.valid()) {
-            if let Some((uk, trailer)) = types::split_internal(d.key()) {
-                let (_, kind) = types::unpack_trailer(trailer);
-                self.key_buf.extend_from_slice(uk);
-                self.key_buf
-                    .extend_from_slice(&types::pack_trailer(g, kind).to_le_bytes());
-            }
-        }
-    }
-
-    fn seek_stored(&mut self, target: &[u8]) {
-        self.data = None;
-        if self.err.is_some() {
-            return;
-        }
-        match self.reader.inner.index.find(target) {
-            Err(e) => self.set_err(e),
-            Ok(None) => {}
-            Ok(Some(i)) => {
-                if self.position(i, |d| d.seek(target)) {
-                    self.skip_forward();
-                }
-            }
-        }
-    }
-
-    fn seek_for_prev_stored(&mut self, target: &[u8]) {
-        self.data = None;
-        if self.err.is_some() {
-            return;
-        }
-        let n = self.reader.inner.index.len();
-        // Past every separator means past every key: the answer is the file's last entry.
-        match self.reader.inner.index.find(target) {
-            Err(e) => self.set_err(e),
-            Ok(found) if n > 0 => {
-                if self.position(found.unwrap_or(n - 1), |d| d.seek_for_prev(target)) {
-                    self.skip_backward();
-                }
-            }
-            Ok(_) => {}
-        }
-    }
-
-    fn stored_user_key_is(&self, uk: &[u8]) -> bool {
-        self.data
-            .as_ref()
-            .filter(|d| d.valid())
-            .and_then(|d| types::split_internal(d.key()))
-            .is_some_and(|(k, _)| k == uk)
-    }
-    fn set_err(&mut self, e: Error) {
-        self.err.get_or_insert(e);
-        self.data = None;
-    }
-
-    fn load(&mut self, i: usize) -> bool {
-        match self
-            .reader
-            .inner
-            .data_block(i, self.fill_cache, Access::Scan)
-        {
-            Ok(b) => {
-                self.block_idx = i;
-                self.data = Some(b.iter());
-                true
-            }
-            Err(e) => {
-                self.set_err(e);
-                false
-            }
-        }
-    }
-
-    /// Leaves `data` valid, or moves on to the first entry of a following block.
-    fn skip_forward(&mut self) {
-        while let Some(d) = &self.data {
-            if d.valid() {
-                return;
-            }
-            if let Err(e) = d.status() {
-                return self.set_err(e);
-            }
-            let next = self.block_idx + 1;
-            if next >= self.reader.inner.index.len() {
-                self.data = None;
-                return;
-            }
-            if self.load(next) {
-                if let Some(d) = &mut self.data {
-                    d.seek_to_first();
-                }
-            }
-        }
-    }
-
-    fn skip_backward(&mut self) {
-        while let Some(d) = &self.data {
-            if d.valid() {
-                return;
-            }
-            if let Err(e) = d.status() {
-                return self.set_err(e);
-            }
-            if self.block_idx == 0 {
-                self.data = None;
-                return;
-            }
-            if self.load(self.block_idx - 1) {
-                if let Some(d) = &mut self.data {
-                    d.seek_to_last();
-                }
-            }
-        }
-    }
-
-    /// Loads block `i` and positions inside it with `f`; false if nothing was loaded.
-    fn position(&mut self, i: usize, f: impl FnOnce(&mut BlockIter)) -> bool {
-        if !self.load(i) {
-            return false;
-        }
-        if let Some(d) = &mut self.data {
-            f(d);
-        }
-        true
-    }
-}
-
-impl InternalIterator for SstIterator {
-    fn valid(&self) -> bool {
-        self.err.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
-    }
-
-    fn seek_to_first(&mut self) {
-        self.data = None;
-        if self.err.is_none()
-            && !self.reader.inner.index.is_empty()
-            && self.position(0, |d| d.seek_to_first())
-        {
-            self.skip_forward();
-        }
-        self.restamp();
-    }
-
-    fn seek_to_last(&mut self) {
-        self.data = None;
-        let n = self.reader.inner.index.len();
-        if self.err.is_none() && n > 0 && self.position(n - 1, |d| d.seek_to_last()) {
-            self.skip_backward();
-        }
-        self.restamp();
-    }
-
-    fn seek(&mut self, target: &[u8]) {
-        let Some(g) = self.reader.global_seq else {
-            return self.seek_stored(target);
-        };
-        // Stored keys carry sequence 0; compare as if they carried `g`.
-        let Some((uk, trailer)) = types::split_internal(target) else {
-            return self.seek_stored(target);
-        };
-        let (t, _) = types::unpack_trailer(trailer);
-        self.seek_stored(&types::make_internal_key(uk, types::MAX_SEQ, 0xff));
-        // (uk, g) sorts after a target (uk, t) only when g <= t; otherwise skip uk's entry.
-        if g > t && self.stored_user_key_is(uk) {
-            if let Some(d) = &mut self.data {
-                d.next();
-            }
-            self.skip_forward();
-        }
-        self.restamp();
-    }
-
-    fn seek_for_prev(&mut self, target: &[u8]) {
-        let Some(g) = self.reader.global_seq else {
-            return self.seek_for_prev_stored(target);
-        };
-        let Some((uk, trailer)) = types::split_internal(target) else {
-            return self.seek_for_prev_stored(target);
-        };
-        let (t, _) = types::unpack_trailer(trailer);
-        if g >= t {
-            // (uk, g) <= target: land on uk's entry, or the last one before it.
-            self.seek_for_prev_stored(&types::make_internal_key(uk, 0, 0));
-        } else {
-            // (uk, g) > target: the last entry of a smaller user key.
-            self.seek_for_prev_stored(&types::make_internal_key(uk, types::MAX_SEQ, 0xff));
-            if self.stored_user_key_is(uk) {
-                if let Some(d) = &mut self.data {
-                    d.prev();
-                }
-                self.skip_backward();
-            }
-        }
-        self.restamp();
-    }
-
-    fn next(&mut self) {
-        if let Some(d) = &mut self.data {
-            d.next();
-        }
-        self.skip_forward();
-        self.restamp();
-    }
-
-    fn prev(&mut self) {
-        if let Some(d) = &mut self.data {
-            d.prev();
-        }
-        self.skip_backward();
-        self.restamp();
-    }
-
-    fn key(&self) -> &[u8] {
-        if self.reader.global_seq.is_some() {
-            return &self.key_buf;
-        }
-        self.data.as_ref().map_or(&[], |d| d.key())
-    }
-
-    fn value(&self) -> &[u8] {
-        self.data.as_ref().map_or(&[], |d| d.value())
-    }
-
-    fn status(&self) -> Result<()> {
-        match &self.err {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
     }
 }

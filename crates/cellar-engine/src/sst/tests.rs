@@ -18,9 +18,9 @@ use crate::stats::Counters;
 use crate::types::{compare_internal, make_internal_key, split_internal, unpack_trailer, MAX_SEQ};
 use crate::vfs::{RandomAccessFile, RealVfs, Vfs, WritableFile};
 
-const NAME: &str = "000042.sst";
+pub(super) const NAME: &str = "000042.sst";
 
-struct MemWritable(Arc<Mutex<Vec<u8>>>);
+pub(super) struct MemWritable(Arc<Mutex<Vec<u8>>>);
 
 impl WritableFile for MemWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
@@ -35,7 +35,7 @@ impl WritableFile for MemWritable {
     }
 }
 
-struct MemFile(Vec<u8>);
+pub(super) struct MemFile(Vec<u8>);
 
 impl RandomAccessFile for MemFile {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
@@ -58,9 +58,9 @@ impl RandomAccessFile for MemFile {
     }
 }
 
-type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+pub(super) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
-fn build(entries: &Entries, opts: SstOptions) -> (Vec<u8>, SstSummary) {
+pub(super) fn build(entries: &Entries, opts: SstOptions) -> (Vec<u8>, SstSummary) {
     let buf = Arc::new(Mutex::new(Vec::new()));
     let mut b = SstBuilder::new(
         Box::new(MemWritable(buf.clone())),
@@ -76,28 +76,42 @@ fn build(entries: &Entries, opts: SstOptions) -> (Vec<u8>, SstSummary) {
     (bytes, summary)
 }
 
-fn open(bytes: Vec<u8>, cache_bytes: usize) -> Result<(SstReader, Arc<Counters>)> {
+pub(super) fn open(bytes: Vec<u8>, cache_bytes: usize) -> Result<(SstReader, Arc<Counters>)> {
+    open_in(bytes, Arc::new(BlockCache::new(cache_bytes)))
+}
+
+/// Opens with a given cache (and so its metadata budget).
+pub(super) fn open_in(
+    bytes: Vec<u8>,
+    cache: Arc<BlockCache>,
+) -> Result<(SstReader, Arc<Counters>)> {
     let counters = Arc::new(Counters::default());
     let r = SstReader::open(
         Arc::new(MemFile(bytes)),
         PathBuf::from(NAME),
         42,
-        Arc::new(BlockCache::new(cache_bytes)),
+        cache,
         counters.clone(),
     )?;
     Ok((r, counters))
 }
 
-fn opts(compression: Compression, bloom: u32, block: usize, restart: usize) -> SstOptions {
+pub(super) fn opts(
+    compression: Compression,
+    bloom: u32,
+    block: usize,
+    restart: usize,
+) -> SstOptions {
     SstOptions {
         block_size_bytes: block,
         block_restart_interval: restart,
         compression,
         bloom_bits_per_key: bloom,
+        index_partition_bytes: 0,
     }
 }
 
-fn random_user_key(rng: &mut StdRng) -> Vec<u8> {
+pub(super) fn random_user_key(rng: &mut StdRng) -> Vec<u8> {
     const ALPHABET: [u8; 6] = [0x00, 0x01, b'a', b'b', 0xfe, 0xff];
     match rng.gen_range(0..20) {
         0..=11 => (0..rng.gen_range(0..6))
@@ -127,7 +141,7 @@ fn random_value(rng: &mut StdRng) -> Vec<u8> {
 }
 
 /// Sorted internal-key entries with several versions per key, deletes and odd keys.
-fn random_entries(rng: &mut StdRng, n_users: usize) -> Entries {
+pub(super) fn random_entries(rng: &mut StdRng, n_users: usize) -> Entries {
     let mut users: Vec<Vec<u8>> = (0..n_users).map(|_| random_user_key(rng)).collect();
     users.sort();
     users.dedup();
@@ -152,7 +166,7 @@ fn random_entries(rng: &mut StdRng, n_users: usize) -> Entries {
 }
 
 /// The model answer for `get`.
-fn expected_get(entries: &Entries, user_key: &[u8], seq: u64) -> Option<LookupResult> {
+pub(super) fn expected_get(entries: &Entries, user_key: &[u8], seq: u64) -> Option<LookupResult> {
     entries.iter().find_map(|(k, v)| {
         let (u, t) = split_internal(k)?;
         let (s, kind) = unpack_trailer(t);
@@ -166,7 +180,7 @@ fn expected_get(entries: &Entries, user_key: &[u8], seq: u64) -> Option<LookupRe
     })
 }
 
-fn collect_forward(it: &mut SstIterator) -> Entries {
+pub(super) fn collect_forward(it: &mut SstIterator) -> Entries {
     let mut got = Vec::new();
     it.seek_to_first();
     while it.valid() {
@@ -176,10 +190,20 @@ fn collect_forward(it: &mut SstIterator) -> Entries {
     got
 }
 
-fn check_round_trip(entries: &Entries, o: SstOptions, cache: usize, rng: &mut StdRng) {
+pub(super) fn check_round_trip(entries: &Entries, o: SstOptions, cache: usize, rng: &mut StdRng) {
+    check_round_trip_in(entries, o, Arc::new(BlockCache::new(cache)), rng);
+}
+
+/// Scans both ways, seeks, gets and multi_gets against the model; returns the reader.
+pub(super) fn check_round_trip_in(
+    entries: &Entries,
+    o: SstOptions,
+    cache: Arc<BlockCache>,
+    rng: &mut StdRng,
+) -> SstReader {
     let (bytes, summary) = build(entries, o.clone());
     assert_eq!(summary.num_entries, entries.len() as u64);
-    let (r, _) = open(bytes, cache).expect("open");
+    let (r, _) = open_in(bytes, cache).expect("open");
     let p = r.properties();
     assert_eq!(p.num_entries, entries.len() as u64);
     assert_eq!(p.smallest, entries[0].0);
@@ -263,6 +287,7 @@ fn check_round_trip(entries: &Entries, o: SstOptions, cache: usize, rng: &mut St
         assert_eq!(results[i], want);
     }
     r.verify_checksums().expect("verify");
+    r
 }
 
 proptest! {
@@ -282,7 +307,7 @@ proptest! {
     }
 }
 
-fn is_named_corruption(e: &Error) -> bool {
+pub(super) fn is_named_corruption(e: &Error) -> bool {
     e.is_corruption() && e.to_string().contains(NAME)
 }
 
@@ -376,11 +401,11 @@ fn resident_bytes_per_key_at_default_options() {
     let per_key = r.resident_bytes() as f64 / entries.len() as f64;
     let p = r.properties();
     println!(
-        "resident {:.3} B/key ({} keys, {} blocks, index {} B, filter {} B)",
+        "resident {:.3} B/key ({} keys, {} blocks, {} index partitions, filter {} B)",
         per_key,
         entries.len(),
         p.num_data_blocks,
-        r.index().resident_bytes(),
+        r.num_index_partitions(),
         p.filter_bytes
     );
     assert!(per_key <= 2.0, "{per_key} resident bytes per key");
@@ -421,16 +446,22 @@ fn multi_get_coalesces_reads() {
     assert!(multi_reads * 10 < single_reads);
 }
 
-/// A key whose versions straddle many blocks still costs one block read per lookup, and
-/// absent keys past the file or rejected by the filter cost none.
-#[test]
-fn one_block_read_per_get() {
+/// 300 versions of one key (over many blocks with small blocks), a key before, a delete after.
+pub(super) fn straddling_entries() -> Entries {
     let mut entries: Entries = (1..=300u64)
         .rev()
         .map(|s| (make_internal_key(b"hot", s, 1), s.to_le_bytes().to_vec()))
         .collect();
     entries.insert(0, (make_internal_key(b"a", 1, 1), b"v".to_vec()));
     entries.push((make_internal_key(b"z", 1, 0), Vec::new()));
+    entries
+}
+
+/// A key whose versions straddle many blocks still costs one block read per lookup, and
+/// absent keys past the file or rejected by the filter cost none.
+#[test]
+fn one_block_read_per_get() {
+    let entries = straddling_entries();
     let (bytes, _) = build(&entries, opts(Compression::None, 10, 128, 2));
     let (r, c) = open(bytes, 0).expect("open");
     assert!(r.properties().num_data_blocks > 20);

@@ -1,0 +1,467 @@
+//! The resident form of an index block: decoded once (at open, or when a partition is
+//! loaded) into a compact layout that a point lookup searches without touching the encoded
+//! block. See `docs/format/sstable.md` ("Index block", "Partitioned index").
+
+use std::cmp::Ordering;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::coding::{self, Decoder};
+use crate::error::{Error, Result};
+use crate::sst::block::Block;
+use crate::sst::format::{BlockHandle, BLOCK_TRAILER_LEN};
+use crate::sst::prefetch;
+use crate::types;
+
+/// One index entry: the separator's user key, its trailer when it had to keep one, and the
+/// data block it points to. A separator without a trailer stands for `(user_key, trailer 0)`,
+/// the largest internal key with that user key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub user_key: Vec<u8>,
+    pub trailer: Option<u64>,
+    pub handle: BlockHandle,
+}
+
+/// Index entry value: varint offset, varint size, then an optional 8-byte LE trailer.
+pub fn encode_index_value(handle: BlockHandle, trailer: Option<u64>, dst: &mut Vec<u8>) {
+    handle.encode_to(dst);
+    if let Some(t) = trailer {
+        coding::put_u64(dst, t);
+    }
+}
+
+/// Top-level entry value of a partitioned index: the index partition's handle, the filter
+/// partition's handle ((0, 0) without filters), then the optional trailer as above.
+pub fn encode_top_level_value(
+    index: BlockHandle,
+    filter: BlockHandle,
+    trailer: Option<u64>,
+    dst: &mut Vec<u8>,
+) {
+    index.encode_to(dst);
+    encode_index_value(filter, trailer, dst);
+}
+
+/// Block ends as u32 while the data area is under 4 GiB (always, at the default 64 MiB
+/// target file size), else u64.
+enum BlockEnds {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl BlockEnds {
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            BlockEnds::Narrow(v) => v.get(i).map_or(0, |&e| u64::from(e)),
+            BlockEnds::Wide(v) => v.get(i).copied().unwrap_or(0),
+        }
+    }
+    fn bytes(&self) -> usize {
+        match self {
+            BlockEnds::Narrow(v) => v.len() * 4,
+            BlockEnds::Wide(v) => v.len() * 8,
+        }
+    }
+}
+
+/// The resident index, decoded once into a compact form: the separators' common prefix is
+/// stored once, the rest of each separator back to back, and each block by its end offset
+/// alone (the blocks an index covers are contiguous, so block `i` starts where block `i - 1`
+/// ends and block 0 at `first_offset`). With db_bench's 16-byte keys this halves the bytes
+/// per block against keeping the encoded index block, which keeps index + filter under 2
+/// bytes per key. The same form serves an unpartitioned file's index, each index partition
+/// and the top level of a partitioned index (whose "blocks" are the index partitions).
+pub struct IndexBlock {
+    len: usize,
+    first_offset: u64,
+    prefix: Vec<u8>,
+    suffixes: Vec<u8>,
+    /// Entry `i`'s suffix is `suffixes[key_ends[i - 1]..key_ends[i]]`.
+    key_ends: Vec<u32>,
+    block_ends: BlockEnds,
+    /// (entry, trailer) for the rare separators that need one, by entry.
+    trailers: Vec<(u32, u64)>,
+    /// First 8 bytes (big-endian, zero-padded) of every `head_stride`-th suffix: a
+    /// cache-resident first step that narrows the search to one window of nearby entries,
+    /// instead of ~log2(blocks) probes into cold memory.
+    heads: Vec<u64>,
+    /// `HEAD_STRIDE`, or 1 for a top level: every lookup in a partitioned file searches its
+    /// top level before the filter can reject the key, so there a head per entry (8 bytes
+    /// per partition) makes the search a few integer compares.
+    head_stride: usize,
+    /// Bytes every suffix but the last one starts with, skipped by the heads. The last
+    /// separator of a file is a short successor ("1" after db_bench's "0000000001999990"),
+    /// so the common prefix of *all* separators is usually empty and, without this, every
+    /// head would read the same leading zeros and narrow nothing.
+    head_base: Vec<u8>,
+    path: Arc<Path>,
+    offset: u64,
+}
+
+impl IndexBlock {
+    /// An unpartitioned file's index: data blocks contiguous from offset 0, ending at or
+    /// before `data_limit`.
+    pub fn new(block: Block, data_limit: u64) -> Result<IndexBlock> {
+        Ok(Self::decode(block, 0, data_limit, false)?.0)
+    }
+
+    /// Validates every entry (framing; handles contiguous from `first_offset` and ending at
+    /// or before `limit`) and builds the resident form. With `with_filters` (the top level
+    /// of a partitioned index) every value carries a second handle, the partition's filter,
+    /// returned by entry; either every filter handle is (0, 0) or none is.
+    pub fn decode(
+        block: Block,
+        first_offset: u64,
+        limit: u64,
+        with_filters: bool,
+    ) -> Result<(IndexBlock, Vec<BlockHandle>)> {
+        let len = if block.restarts_off == 0 {
+            0
+        } else {
+            block.num_restarts
+        };
+        let mut raw: Vec<(&[u8], BlockHandle, Option<u64>)> = Vec::with_capacity(len);
+        let mut filters = Vec::new();
+        let mut prev_end = first_offset;
+        for i in 0..len {
+            let bad = || block.corruption("malformed index entry");
+            let (k, v, end) = block.restart_entry(i).ok_or_else(bad)?;
+            let next = if i + 1 < len {
+                block.restart_point(i + 1)
+            } else {
+                Some(block.restarts_off)
+            };
+            if next != Some(end) {
+                return Err(block.corruption("index restart array does not match entries"));
+            }
+            let mut d = Decoder::new(v);
+            let handle = BlockHandle::decode_from(&mut d).ok_or_else(bad)?;
+            if with_filters {
+                filters.push(BlockHandle::decode_from(&mut d).ok_or_else(bad)?);
+            }
+            let trailer = match d.remaining().len() {
+                0 => None,
+                8 => Some(d.u64().ok_or_else(bad)?),
+                _ => return Err(bad()),
+            };
+            if handle.offset != prev_end || handle.end() > limit {
+                return Err(block.corruption("index points outside the contiguous area it covers"));
+            }
+            prev_end = handle.end();
+            raw.push((k, handle, trailer));
+        }
+        let none = BlockHandle::default();
+        if filters.contains(&none) && filters.iter().any(|h| *h != none) {
+            return Err(block.corruption("some index partitions have a filter, some do not"));
+        }
+        let stride = if with_filters { 1 } else { HEAD_STRIDE };
+        let ix = Self::build(
+            &raw,
+            first_offset,
+            stride,
+            Arc::clone(&block.path),
+            block.offset,
+        )?;
+        Ok((ix, filters))
+    }
+
+    /// One index over consecutive partitions (each starting where the previous one ends):
+    /// what a pinned partitioned file keeps, so that its lookups search one structure, as
+    /// in a version 1 file, instead of touching a partition's own cold fields first.
+    pub fn concat(parts: &[IndexBlock]) -> Result<IndexBlock> {
+        let mut entries = Vec::with_capacity(parts.iter().map(|p| p.len).sum());
+        for p in parts {
+            for i in 0..p.len {
+                entries.push(p.entry(i)?);
+            }
+        }
+        let raw: Vec<(&[u8], BlockHandle, Option<u64>)> = entries
+            .iter()
+            .map(|e| (&e.user_key[..], e.handle, e.trailer))
+            .collect();
+        let Some(first) = parts.first() else {
+            return Err(Error::InvalidArgument("no index partitions to join".into()));
+        };
+        Self::build(
+            &raw,
+            first.first_offset,
+            HEAD_STRIDE,
+            first.path(),
+            first.offset,
+        )
+    }
+
+    /// The compact form of validated entries (contiguous handles from `first_offset`).
+    fn build(
+        raw: &[(&[u8], BlockHandle, Option<u64>)],
+        first_offset: u64,
+        head_stride: usize,
+        path: Arc<Path>,
+        offset: u64,
+    ) -> Result<IndexBlock> {
+        let len = raw.len();
+        let mut prefix: &[u8] = raw.first().map_or(&[], |r| r.0);
+        for (k, _, _) in raw {
+            let n = prefix
+                .iter()
+                .zip(k.iter())
+                .take_while(|(a, b)| a == b)
+                .count();
+            prefix = &prefix[..n];
+        }
+        let mut suffixes = Vec::with_capacity(raw.iter().map(|r| r.0.len() - prefix.len()).sum());
+        let mut key_ends = Vec::with_capacity(len);
+        let mut trailers = Vec::new();
+        for (i, (k, _, t)) in raw.iter().enumerate() {
+            suffixes.extend_from_slice(&k[prefix.len()..]);
+            let end = u32::try_from(suffixes.len())
+                .map_err(|_| Error::corruption(&*path, offset, "index separators exceed 4 GiB"))?;
+            key_ends.push(end);
+            if let Some(t) = t {
+                trailers.push((i as u32, *t));
+            }
+        }
+        let last_end = raw.last().map_or(first_offset, |r| r.1.end());
+        let block_ends = if last_end <= u64::from(u32::MAX) {
+            BlockEnds::Narrow(raw.iter().map(|r| r.1.end() as u32).collect())
+        } else {
+            BlockEnds::Wide(raw.iter().map(|r| r.1.end()).collect())
+        };
+        let mut ix = IndexBlock {
+            len,
+            first_offset,
+            prefix: prefix.to_vec(),
+            suffixes,
+            key_ends,
+            block_ends,
+            trailers,
+            heads: Vec::new(),
+            head_stride,
+            head_base: Vec::new(),
+            path,
+            offset,
+        };
+        if len > 1 {
+            let mut base = ix.suffix(0);
+            for i in 1..len - 1 {
+                let s = ix.suffix(i);
+                let n = base.iter().zip(s).take_while(|(a, b)| a == b).count();
+                base = &base[..n];
+            }
+            ix.head_base = base.to_vec();
+        }
+        ix.heads = (0..len)
+            .step_by(head_stride)
+            .map(|i| ix.head(ix.suffix(i)))
+            .collect();
+        Ok(ix)
+    }
+
+    /// Offset just past the last block (its trailer included): where the next run of
+    /// blocks must start.
+    pub fn end_offset(&self) -> u64 {
+        match self.len {
+            0 => self.first_offset,
+            n => self.block_ends.get(n - 1),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The file the index came from (for error messages).
+    pub fn path(&self) -> Arc<Path> {
+        Arc::clone(&self.path)
+    }
+
+    /// File offset of the index block this was decoded from.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes held in memory.
+    pub fn resident_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.prefix.len()
+            + self.suffixes.len()
+            + self.key_ends.len() * 4
+            + self.block_ends.bytes()
+            + self.trailers.len() * 12
+            + self.heads.len() * 8
+    }
+
+    fn suffix(&self, i: usize) -> &[u8] {
+        let start = if i == 0 {
+            0
+        } else {
+            self.key_ends[i - 1] as usize
+        };
+        let end = self.key_ends[i] as usize;
+        self.suffixes.get(start..end).unwrap_or(&[])
+    }
+
+    fn trailer(&self, i: usize) -> Option<u64> {
+        self.trailers
+            .binary_search_by_key(&(i as u32), |(e, _)| *e)
+            .ok()
+            .map(|j| self.trailers[j].1)
+    }
+
+    fn bad_ordinal(&self, i: usize) -> Error {
+        Error::corruption(
+            &*self.path,
+            self.offset,
+            format!("index entry {i} out of range {}", self.len),
+        )
+    }
+
+    pub fn entry(&self, i: usize) -> Result<IndexEntry> {
+        if i >= self.len {
+            return Err(self.bad_ordinal(i));
+        }
+        let mut user_key = self.prefix.clone();
+        user_key.extend_from_slice(self.suffix(i));
+        Ok(IndexEntry {
+            user_key,
+            trailer: self.trailer(i),
+            handle: self.handle(i)?,
+        })
+    }
+
+    pub fn handle(&self, i: usize) -> Result<BlockHandle> {
+        if i >= self.len {
+            return Err(self.bad_ordinal(i));
+        }
+        let start = if i == 0 {
+            self.first_offset
+        } else {
+            self.block_ends.get(i - 1)
+        };
+        let end = self.block_ends.get(i);
+        let size = end
+            .saturating_sub(start)
+            .saturating_sub(BLOCK_TRAILER_LEN as u64);
+        Ok(BlockHandle::new(start, size))
+    }
+
+    /// Starts loading the memory `find(target)` will search after its cache-resident first
+    /// step: the window's end offsets and separator bytes (and the block's end offset).
+    pub fn prefetch(&self, target: &[u8]) {
+        let (tu, _) = types::split_internal(target).unwrap_or((target, 0));
+        let Some(rest) = tu.strip_prefix(&self.prefix[..]) else {
+            return;
+        };
+        let th = self.head(rest);
+        let below = self.heads.partition_point(|&h| h < th);
+        let lo = below.saturating_sub(1) * self.head_stride;
+        let mid = (lo + self.head_stride / 2).min(self.len.saturating_sub(1));
+        prefetch::read_at(&self.key_ends, lo);
+        prefetch::read_at(&self.key_ends, mid);
+        if let Some(&at) = self.key_ends.get(mid) {
+            prefetch::read_at(&self.suffixes, at as usize);
+        }
+        match &self.block_ends {
+            BlockEnds::Narrow(v) => prefetch::read_at(v, mid),
+            BlockEnds::Wide(v) => prefetch::read_at(v, mid),
+        }
+    }
+
+    /// The search key of a suffix: its 8 bytes after `head_base` (big-endian, zero-padded)
+    /// when it starts with `head_base`, else 0 or `u64::MAX` as it sorts below or above
+    /// every suffix that does. Monotonic in the suffix, so a head below (above) the
+    /// target's means an entry below (above) the target.
+    fn head(&self, suffix: &[u8]) -> u64 {
+        let n = self.head_base.len();
+        match suffix.get(..n) {
+            Some(b) if cmp_short(b, &self.head_base) == Ordering::Equal => head8(&suffix[n..]),
+            _ if suffix < &self.head_base[..] => 0,
+            _ => u64::MAX,
+        }
+    }
+
+    /// The first block whose separator is >= `target`: the only block that can hold the
+    /// first entry >= `target`. `None` when `target` is past every key in the file.
+    pub fn find(&self, target: &[u8]) -> Result<Option<usize>> {
+        let (tu, tt) = types::split_internal(target).unwrap_or((target, 0));
+        self.find_split(tu, tt)
+    }
+
+    /// [`find`](Self::find) for the internal key `tu ++ tt` given in its two parts, so a
+    /// caller can search before (or without) building the key.
+    pub fn find_split(&self, tu: &[u8], tt: u64) -> Result<Option<usize>> {
+        // Every separator starts with `prefix`: compare it once, then only the suffixes.
+        let p = self.prefix.len();
+        match tu.get(..p).map(|head| cmp_short(head, &self.prefix)) {
+            // `tu` is shorter than the prefix, or sorts before it: before every separator.
+            None | Some(Ordering::Less) => {
+                // A shorter `tu` that is a prefix of `prefix` also sorts first.
+                let before = tu < &self.prefix[..];
+                return Ok(if before || self.len == 0 {
+                    (self.len > 0).then_some(0)
+                } else {
+                    None
+                });
+            }
+            Some(Ordering::Greater) => return Ok(None),
+            Some(Ordering::Equal) => {}
+        }
+        let rest = &tu[p..];
+        // Heads are monotonic in the suffixes: a group whose head is below the target's
+        // starts below the target, and one whose head is above starts above it.
+        let th = self.head(rest);
+        let below = self.heads.partition_point(|&h| h < th);
+        // Usually the next head is above the target's: skip the second search.
+        let not_above = match self.heads.get(below) {
+            Some(&h) if h > th => below,
+            _ => below + self.heads[below..].partition_point(|&h| h <= th),
+        };
+        // Group `below - 1` starts below the target, so its first entry is not the answer
+        // (with one head per entry, no entry of it is: a top level often needs no compare).
+        let mut lo = match below {
+            0 => 0,
+            b => (b - 1) * self.head_stride + 1,
+        };
+        let mut hi = (not_above * self.head_stride).min(self.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let ord = cmp_short(self.suffix(mid), rest)
+                .then_with(|| tt.cmp(&self.trailer(mid).unwrap_or(0)));
+            if ord == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok((lo < self.len).then_some(lo))
+    }
+}
+
+/// Every this-many index entries, one head in `IndexBlock::heads`.
+const HEAD_STRIDE: usize = 16;
+
+fn head8(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    let n = b.len().min(8);
+    a[..n].copy_from_slice(&b[..n]);
+    u64::from_be_bytes(a)
+}
+
+/// Byte order of two short slices (separator suffixes are a few bytes): an inline loop
+/// beats a `memcmp` call at these lengths.
+#[inline]
+fn cmp_short(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().min(b.len());
+    for i in 0..n {
+        match a[i].cmp(&b[i]) {
+            Ordering::Equal => {}
+            other => return other,
+        }
+    }
+    a.len().cmp(&b.len())
+}
