@@ -13,6 +13,7 @@ use super::{Db, DbInner, SuperVersion};
 use crate::batch::Keyspace;
 use crate::error::{Error, Result};
 use crate::range_del::{FragmentedTombstones, TombstoneCursors};
+use crate::sst::bloom::key_hash;
 use crate::sst::LookupResult;
 use crate::stats::Counters;
 use crate::types::{SeqNo, MAX_KEY_LEN};
@@ -155,6 +156,7 @@ fn lookup(
     key: &[u8],
     seq: SeqNo,
 ) -> Result<Option<LookupResult>> {
+    prefetch_filters(kv, key, seq);
     for m in sv.memtables() {
         if let Some(r) = m.get(ks, key, seq) {
             return Ok(Some(r));
@@ -178,6 +180,24 @@ fn lookup(
         }
     }
     Ok(None)
+}
+
+/// Asks for the filter line of every file `lookup` may probe before probing any (and before
+/// the memtables are searched), so their cache misses overlap.
+fn prefetch_filters(kv: &KeyspaceVersion, key: &[u8], seq: SeqNo) {
+    let h = key_hash(key);
+    if let Some(l0) = kv.levels.first() {
+        for f in l0 {
+            if f.meta.min_seq <= seq && f.overlaps(key, key) {
+                f.reader.prefetch_filter(key, h);
+            }
+        }
+    }
+    for level in 1..kv.levels.len() {
+        if let Some(f) = kv.file_for_key(level, key) {
+            f.reader.prefetch_filter(key, h);
+        }
+    }
 }
 
 /// A batch goes parallel when at least this share (per mille) of the previous batch's

@@ -309,6 +309,28 @@ impl SstReader {
         Ok(())
     }
 
+    /// Starts loading the filter line a `get` of `user_key` (whose [`key_hash`] is `h`) will
+    /// probe. Only for metadata in memory: an unpinned partition may need a read, which a
+    /// hint must not do. A `get` probes several files (level 0's and one per level), and
+    /// each probe's first step is a likely cache miss in its filter: asked for together, the
+    /// misses overlap instead of queueing one behind another.
+    pub fn prefetch_filter(&self, user_key: &[u8], h: u64) {
+        let inner = &*self.inner;
+        if !inner.meta.is_pinned() {
+            return;
+        }
+        if let Ok(Some(p)) = inner
+            .meta
+            .partition_of(user_key, seek_trailer(types::MAX_SEQ))
+        {
+            if let Ok(part) = inner.meta.part(&inner.src, p, true) {
+                if let Some(f) = &part.filter {
+                    f.prefetch(h);
+                }
+            }
+        }
+    }
+
     /// Newest entry of `user_key` with sequence <= `seq`; `None` if this file has none.
     pub fn get(&self, user_key: &[u8], seq: u64) -> Result<Option<LookupResult>> {
         let inner = &*self.inner;
