@@ -59,19 +59,30 @@ pub(crate) fn apply_ops<'a>(
     live: &dyn Fn(u32) -> bool,
 ) {
     for op in ops {
-        match op {
-            BatchOp::Put { ks, key, value } if live(ks) => {
-                mem.insert(ks, key, seq, ValueKind::Put, value)
-            }
-            BatchOp::Delete { ks, key } if live(ks) => {
-                mem.insert(ks, key, seq, ValueKind::Delete, b"")
-            }
-            BatchOp::DeleteRange { ks, start, end } if live(ks) => {
-                mem.add_range_tombstone(ks, start, end, seq)
-            }
-            _ => {}
-        }
+        apply_op(mem, seq, op, live);
         seq += 1;
+    }
+}
+
+fn apply_op(mem: &Memtable, seq: SeqNo, op: BatchOp<'_>, live: &dyn Fn(u32) -> bool) {
+    match op {
+        BatchOp::Put { ks, key, value } if live(ks) => {
+            mem.insert(ks, key, seq, ValueKind::Put, value)
+        }
+        BatchOp::Delete { ks, key } if live(ks) => mem.insert(ks, key, seq, ValueKind::Delete, b""),
+        BatchOp::DeleteRange { ks, start, end } if live(ks) => {
+            mem.add_range_tombstone(ks, start, end, seq)
+        }
+        _ => {}
+    }
+}
+
+/// The (keyspace, key) an op inserts at, for sorting a batch before it is applied.
+fn op_position<'a>(op: &BatchOp<'a>) -> (u32, &'a [u8]) {
+    match *op {
+        BatchOp::Put { ks, key, .. } | BatchOp::Delete { ks, key } => (ks, key),
+        BatchOp::DeleteRange { ks, start, .. } => (ks, start),
+        BatchOp::Ingested => (0, &[]),
     }
 }
 
@@ -91,15 +102,25 @@ fn apply_batch(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
     }
 }
 
+/// Each op keeps the sequence number of its place in the batch, but the ops are inserted in
+/// key order: consecutive inserts then walk nearly the same skiplist path, which stays in
+/// the CPU cache. In batch order (random keys) each insert missed the cache on most levels
+/// of a memtable holding a million entries: `perf` of seed 002's buffered import (12 MiB
+/// client buffers) put 50 % of the process in `SkipList::search_position`.
 fn apply_ops_parallel(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
     use rayon::prelude::*;
-    let ops: Vec<BatchOp<'_>> = batch.ops().filter_map(|op| op.ok()).collect();
-    ops.par_chunks(PARALLEL_APPLY_CHUNK_OPS)
+    let mut ops: Vec<(SeqNo, BatchOp<'_>)> = batch
+        .ops()
+        .filter_map(|op| op.ok())
         .enumerate()
-        .for_each(|(i, chunk)| {
-            let seq = first_seq + (i * PARALLEL_APPLY_CHUNK_OPS) as u64;
-            apply_ops(mem, seq, chunk.iter().copied(), &|_| true);
-        });
+        .map(|(i, op)| (first_seq + i as u64, op))
+        .collect();
+    ops.par_sort_unstable_by(|a, b| op_position(&a.1).cmp(&op_position(&b.1)));
+    ops.par_chunks(PARALLEL_APPLY_CHUNK_OPS).for_each(|chunk| {
+        for &(seq, op) in chunk {
+            apply_op(mem, seq, op, &|_| true);
+        }
+    });
 }
 
 impl Db {
