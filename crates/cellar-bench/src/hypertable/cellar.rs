@@ -287,7 +287,12 @@ pub fn run(
         note: "TableWriter through WAL + memtable".into(),
     });
     drop(stream);
-    store.db().clone().close().map_err(tbl)?;
+    // `close` stops the background threads only when it closes the last handle: the store
+    // must go first, or a compaction still running writes into the directory removed below
+    // ("Directory not empty" on the README's 2M-line run).
+    let db = store.db().clone();
+    drop(store);
+    db.close().map_err(tbl)?;
 
     if !args.keep_db {
         std::fs::remove_dir_all(&db_dir).map_err(|e| BenchError::io(&db_dir, e))?;
