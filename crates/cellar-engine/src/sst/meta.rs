@@ -403,15 +403,26 @@ impl Partitions {
         let top_bytes = parts.top_bytes() as u64;
         budget.charge(top_bytes);
         let mut charged_bytes = top_bytes;
-        let index = IndexBlock::concat(&indexes)?;
-        drop(indexes);
         let filter_len: u64 = parts
             .filters
             .iter()
             .map(|h| h.size + std::mem::size_of::<BloomFilter>() as u64)
             .sum();
-        let want = index.resident_bytes() as u64 + filter_len;
-        if budget.try_charge(want) {
+        // The partitions' own sizes: joining them below changes this a little, and what is
+        // kept is charged then.
+        let index_len: u64 = indexes.iter().map(|ix| ix.resident_bytes() as u64).sum();
+        let want = index_len + filter_len;
+        if !budget.try_charge(want) {
+            // Not pinned: the partitions just decoded go to the block cache, where lookups
+            // look for them, instead of being read again on first use.
+            for (i, ix) in indexes.into_iter().enumerate() {
+                let h = parts.top.handle(i)?;
+                src.cache
+                    .insert_entry(src.file_number, h.offset, Cached::Index(Arc::new(ix)));
+            }
+        } else {
+            let index = IndexBlock::concat(&indexes)?;
+            drop(indexes);
             if let Err(e) = parts.pin(src, index) {
                 budget.release(charged_bytes + want);
                 return Err(e);
