@@ -99,6 +99,10 @@ pub struct Options {
     pub target_file_size_bytes: u64,
     /// WAL bytes buffered in-process for `Buffered` writes before they spill to the OS.
     pub wal_buffer_bytes: usize,
+    /// Every this many WAL bytes handed to the OS, ask it to start writing them to the disk
+    /// (`sync_file_range`), so the `fdatasync` at a memtable switch or a `Sync` write finds
+    /// little left to write. Durability is unchanged. 0: leave it to the kernel.
+    pub wal_writeback_bytes: u64,
     /// Threads that serve one `multi_get` in parallel (contiguous runs of its sorted keys).
     /// More threads than cores pays off when lookups wait on the disk: the device serves
     /// several reads at once, and each thread keeps one read outstanding, so this is the
@@ -135,6 +139,7 @@ impl Default for Options {
             num_levels: 7,
             target_file_size_bytes: 64 << 20,
             wal_buffer_bytes: 64 << 10,
+            wal_writeback_bytes: 1 << 20,
             multi_get_threads: 32,
             background_work: true,
         }

@@ -331,3 +331,99 @@ fn mask_round_trips() {
     // docs/format/wal.md quotes this value: zero bytes can never frame a record.
     assert_eq!(record_crc([0; 4], &[]), 0x3a11_7ba6);
 }
+
+/// Passes everything through to a MemVfs file and records the writeback hints it gets;
+/// fails them when `fail` is set.
+type Hints = Arc<parking_lot::Mutex<Vec<(u64, u64)>>>;
+
+struct HintRecorder {
+    inner: Box<dyn crate::vfs::WritableFile>,
+    hints: Hints,
+    fail: bool,
+}
+
+impl crate::vfs::WritableFile for HintRecorder {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.inner.append(data)
+    }
+    fn sync(&mut self) -> Result<()> {
+        self.inner.sync()
+    }
+    fn start_writeback(&mut self, offset: u64, len: u64) -> Result<()> {
+        if self.fail {
+            return Err(Error::io(
+                "hinted",
+                std::io::Error::other("injected writeback failure"),
+            ));
+        }
+        self.hints.lock().push((offset, len));
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+fn hinted_writer(fail: bool) -> Result<(LogWriter, Hints)> {
+    let hints = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let file = HintRecorder {
+        inner: MemVfs::new().create(Path::new("hinted"))?,
+        hints: Arc::clone(&hints),
+        fail,
+    };
+    Ok((LogWriter::new(Box::new(file), path(), LogKind::Wal)?, hints))
+}
+
+/// The WAL asks the OS to write back what it flushed, in order, once per threshold, and
+/// nothing a sync already made durable.
+#[test]
+fn writeback_hints_cover_flushed_bytes_once_per_threshold() -> Result<()> {
+    let (mut w, hints) = hinted_writer(false)?;
+    for _ in 0..10 {
+        w.add_record(&[1u8; 150])?;
+        w.flush()?;
+    }
+    assert!(hints.lock().is_empty(), "hints while writeback is off");
+
+    w.set_writeback_bytes(1000);
+    for _ in 0..40 {
+        w.add_record(&[2u8; 150])?;
+        w.flush()?;
+    }
+    let got = hints.lock().clone();
+    assert!(got.len() >= 5, "{got:?}");
+    assert_eq!(got[0].0, 0, "the first hint starts at the file's start");
+    for pair in got.windows(2) {
+        assert_eq!(
+            pair[0].0 + pair[0].1,
+            pair[1].0,
+            "hints are contiguous: {got:?}"
+        );
+    }
+    let end = got.last().map_or(0, |(o, l)| o + l);
+    assert!(got.iter().all(|&(_, l)| l >= 1000), "{got:?}");
+    assert!(end <= w.flushed_size() && w.flushed_size() - end < 1000 + 160);
+
+    // After a sync, hints start where it ended.
+    w.sync()?;
+    let synced = w.synced_size();
+    for _ in 0..10 {
+        w.add_record(&[3u8; 150])?;
+        w.flush()?;
+    }
+    let after: Vec<_> = hints.lock()[got.len()..].to_vec();
+    assert_eq!(after.first().map(|h| h.0), Some(synced), "{after:?}");
+    Ok(())
+}
+
+/// A failed writeback request is an I/O error like a failed write: the log is poisoned.
+#[test]
+fn a_failed_writeback_poisons_the_log() -> Result<()> {
+    let (mut w, _) = hinted_writer(true)?;
+    w.set_writeback_bytes(100);
+    w.add_record(&[0u8; 200])?;
+    assert!(matches!(w.flush(), Err(Error::Io { .. })));
+    assert!(w.add_record(b"later").is_err());
+    assert!(w.sync().is_err());
+    Ok(())
+}

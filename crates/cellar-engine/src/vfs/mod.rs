@@ -27,6 +27,13 @@ pub trait WritableFile: Send {
     fn append(&mut self, data: &[u8]) -> Result<()>;
     /// Makes every appended byte durable (`fdatasync`).
     fn sync(&mut self) -> Result<()>;
+    /// Asks the OS to start writing `len` appended bytes at `offset` to the disk, without
+    /// waiting (`sync_file_range(SYNC_FILE_RANGE_WRITE)`). Promises nothing about durability:
+    /// it only leaves less for the next `sync` to write. A Vfs without such a call ignores it.
+    fn start_writeback(&mut self, offset: u64, len: u64) -> Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
     /// Bytes appended so far.
     fn len(&self) -> u64;
     fn is_empty(&self) -> bool {
