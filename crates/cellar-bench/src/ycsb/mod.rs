@@ -403,6 +403,12 @@ impl<'a> Phases<'a> {
             workload::expected_inserts(&mix, ops),
         );
         let inserts = InsertCounter::new(records);
+        // The previous phase's flushes and compactions finish first, untimed: a workload
+        // measures its own work, not whatever debt the one before it left (which moved
+        // read-only C by up to 1.5x from run to run, depending on where a compaction was).
+        let settle = std::time::Instant::now();
+        self.engine.wait_for_background(SETTLE_TIMEOUT)?;
+        let settle_seconds = settle.elapsed().as_secs_f64();
         let shared = RunShared {
             engine: self.engine,
             mix,
@@ -419,6 +425,10 @@ impl<'a> Phases<'a> {
         self.records = inserts.complete();
         let mut r = self.record(&format!("ycsb_{}", mix.name), elapsed, outs)?;
         r.records = before;
+        r.settle_seconds = Some(settle_seconds);
+        r.notes.push(format!(
+            "started after {settle_seconds:.1} s of untimed wait for the previous phase's background work"
+        ));
         if self.records > before {
             r.notes
                 .push(format!("{} records inserted", self.records - before));
