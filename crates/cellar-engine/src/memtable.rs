@@ -36,13 +36,41 @@ use crate::types::{
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemKey {
     pub ks: u32,
+    /// The user key's first 8 bytes, big-endian, zero-padded (see [`key_head`]). Compared
+    /// before `ikey`: the skiplist node holds it, so a search compares most nodes it
+    /// passes without following the pointer to their key bytes, one cache miss less per
+    /// level. `perf` of YCSB C (1 M records, one thread) put 26 % of the time in the
+    /// memtable search.
+    head: u64,
     pub ikey: Box<[u8]>,
+}
+
+/// The first 8 bytes of the user key of `ikey` as a big-endian number, zero-padded. Where
+/// two heads differ they order the user keys as their bytes do (a shorter key's padding is
+/// 0, and a key that is a prefix of another sorts first); equal heads decide nothing.
+fn key_head(ikey: &[u8]) -> u64 {
+    let user_len = ikey.len().saturating_sub(8);
+    let mut head = [0u8; 8];
+    let n = user_len.min(8);
+    head[..n].copy_from_slice(&ikey[..n]);
+    u64::from_be_bytes(head)
+}
+
+impl MemKey {
+    pub fn new(ks: u32, ikey: Box<[u8]>) -> MemKey {
+        MemKey {
+            ks,
+            head: key_head(&ikey),
+            ikey,
+        }
+    }
 }
 
 impl Ord for MemKey {
     fn cmp(&self, other: &Self) -> Ordering {
         self.ks
             .cmp(&other.ks)
+            .then_with(|| self.head.cmp(&other.head))
             .then_with(|| compare_internal(&self.ikey, &other.ikey))
     }
 }
@@ -172,7 +200,7 @@ impl Memtable {
         let ikey = make_internal_key(user_key, seq, kind as u8).into_boxed_slice();
         self.approx_bytes
             .fetch_add(ikey.len() + value.len() + ENTRY_OVERHEAD_BYTES, Relaxed);
-        self.map.insert(MemKey { ks, ikey }, value.into());
+        self.map.insert(MemKey::new(ks, ikey), value.into());
     }
 
     pub fn add_range_tombstone(&self, ks: u32, start: &[u8], end: &[u8], seq: SeqNo) {
@@ -219,10 +247,7 @@ impl Memtable {
 
     /// The newest entry of `user_key` visible at `seq`, if this memtable has one.
     pub fn get(&self, ks: u32, user_key: &[u8], seq: SeqNo) -> Option<LookupResult> {
-        let probe = MemKey {
-            ks,
-            ikey: lookup_key(user_key, seq).into_boxed_slice(),
-        };
+        let probe = MemKey::new(ks, lookup_key(user_key, seq).into_boxed_slice());
         let entry = self.map.lower_bound(Bound::Included(&probe))?;
         let k = entry.key();
         if k.ks != ks {
@@ -267,10 +292,7 @@ impl Memtable {
 }
 
 fn first_key_of(ks: u32) -> MemKey {
-    MemKey {
-        ks,
-        ikey: make_internal_key(b"", MAX_SEQ, 0xff).into_boxed_slice(),
-    }
+    MemKey::new(ks, make_internal_key(b"", MAX_SEQ, 0xff).into_boxed_slice())
 }
 
 /// Iterates one keyspace of a memtable.
@@ -299,10 +321,7 @@ impl MemtableIterator {
     }
 
     fn probe(&self, ikey: &[u8]) -> MemKey {
-        MemKey {
-            ks: self.ks,
-            ikey: ikey.into(),
-        }
+        MemKey::new(self.ks, ikey.into())
     }
 }
 
@@ -357,6 +376,25 @@ impl InternalIterator for MemtableIterator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Memtable keys order as (keyspace, user key bytes, newest sequence first) with
+        /// the key head compared first: short keys, keys that are prefixes of others and
+        /// zero bytes (which look like the head's padding) included.
+        #[test]
+        fn memkey_order_is_keyspace_then_user_key_then_newest(
+            a in (0u32..2, proptest::collection::vec(0u8..3, 0..12), 0u64..4),
+            b in (0u32..2, proptest::collection::vec(0u8..3, 0..12), 0u64..4),
+        ) {
+            let mk = |(ks, key, seq): &(u32, Vec<u8>, u64)| {
+                MemKey::new(*ks, make_internal_key(key, *seq, ValueKind::Put as u8).into())
+            };
+            let want = a.0.cmp(&b.0)
+                .then_with(|| a.1.cmp(&b.1))
+                .then_with(|| b.2.cmp(&a.2));
+            proptest::prop_assert_eq!(mk(&a).cmp(&mk(&b)), want);
+        }
+    }
 
     #[test]
     fn memtable_get_sees_newest_visible_version() {
