@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 
 use super::{Db, DbInner, SuperVersion};
 use crate::batch::Keyspace;
@@ -17,7 +18,7 @@ use crate::sst::bloom::key_hash;
 use crate::sst::LookupResult;
 use crate::stats::Counters;
 use crate::types::{SeqNo, MAX_KEY_LEN};
-use crate::version::KeyspaceVersion;
+use crate::version::{FileHandle, KeyspaceVersion};
 
 /// A consistent view of the database at one sequence number. Compaction keeps every
 /// version a live snapshot can see. Dropping the last clone releases it.
@@ -156,48 +157,42 @@ fn lookup(
     key: &[u8],
     seq: SeqNo,
 ) -> Result<Option<LookupResult>> {
-    prefetch_filters(kv, key, seq);
+    // Ask for the filter line of every file the lookup may probe before probing any (and
+    // before the memtables are searched), so their cache misses overlap.
+    let files: SmallVec<[&Arc<FileHandle>; 16]> = probe_files(kv, key, seq).collect();
+    let h = key_hash(key);
+    for f in &files {
+        f.reader.prefetch_filter(key, h);
+    }
     for m in sv.memtables() {
         if let Some(r) = m.get(ks, key, seq) {
             return Ok(Some(r));
         }
     }
-    if let Some(l0) = kv.levels.first() {
-        for f in l0 {
-            if f.meta.min_seq > seq || !f.overlaps(key, key) {
-                continue;
-            }
-            if let Some(r) = f.reader.get(key, seq)? {
-                return Ok(Some(r));
-            }
-        }
-    }
-    for level in 1..kv.levels.len() {
-        if let Some(f) = kv.file_for_key(level, key) {
-            if let Some(r) = f.reader.get(key, seq)? {
-                return Ok(Some(r));
-            }
+    for f in files {
+        if let Some(r) = f.reader.get(key, seq)? {
+            return Ok(Some(r));
         }
     }
     Ok(None)
 }
 
-/// Asks for the filter line of every file `lookup` may probe before probing any (and before
-/// the memtables are searched), so their cache misses overlap.
-fn prefetch_filters(kv: &KeyspaceVersion, key: &[u8], seq: SeqNo) {
-    let h = key_hash(key);
-    if let Some(l0) = kv.levels.first() {
-        for f in l0 {
-            if f.meta.min_seq <= seq && f.overlaps(key, key) {
-                f.reader.prefetch_filter(key, h);
-            }
-        }
-    }
-    for level in 1..kv.levels.len() {
-        if let Some(f) = kv.file_for_key(level, key) {
-            f.reader.prefetch_filter(key, h);
-        }
-    }
+/// The files a lookup of `key` at `seq` probes, in the order it probes them: level 0's,
+/// newest first, whose range holds the key and which hold a write visible at `seq`; then
+/// the one file of each deeper level whose range holds the key.
+fn probe_files<'a>(
+    kv: &'a KeyspaceVersion,
+    key: &'a [u8],
+    seq: SeqNo,
+) -> impl Iterator<Item = &'a Arc<FileHandle>> + 'a {
+    let level0 = kv
+        .levels
+        .first()
+        .into_iter()
+        .flatten()
+        .filter(move |f| f.meta.min_seq <= seq && f.overlaps(key, key));
+    let deeper = (1..kv.levels.len()).filter_map(move |level| kv.file_for_key(level, key));
+    level0.chain(deeper)
 }
 
 /// A batch goes parallel when at least this share (per mille) of the previous batch's

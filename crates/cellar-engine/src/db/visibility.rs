@@ -1,14 +1,14 @@
-//! The sequence number new reads see, advanced in log order by writers that insert into the
-//! memtable concurrently.
+//! The sequence number new reads see, advanced in log order.
 //!
 //! A writer whose batch was logged after another's must not become visible first (a reader
 //! would see the later write without the earlier one), so `publish` waits for the sequence
-//! just before its own. That wait used to spin and then `yield_now`: with more writer
-//! threads than cores, the writer being waited for is often descheduled, and the yielding
-//! waiters kept competing with it for the CPU (YCSB D with 4 threads on 2 busy cores:
-//! insert p50 64-94 µs against fjall's 5 µs). Now a waiter spins briefly, for the common
-//! case where its predecessor is inserting on another core, then sleeps until a publish
-//! wakes it.
+//! just before its own. Most writes insert and publish under the WAL lock and so never
+//! wait; a wait happens behind a large batch (`write::PARALLEL_APPLY_MIN_OPS`), which
+//! inserts outside the lock on several threads and takes milliseconds. The waiter spins
+//! briefly and then sleeps until a publish wakes it: with more writer threads than cores,
+//! waiters that spin or `yield_now` instead compete for the CPU with the writers they wait
+//! for (YCSB D with 4 threads on 2 busy cores, when every write inserted outside the lock:
+//! insert p50 64-94 µs against fjall's 5 µs).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 
@@ -16,8 +16,8 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::types::SeqNo;
 
-/// Spins before sleeping: enough for a predecessor's memtable insert on another core
-/// (about a microsecond), short against a scheduler time slice.
+/// Spins before sleeping: enough for a predecessor finishing on another core, short
+/// against a scheduler time slice and against a large batch's insert.
 const SPINS_BEFORE_SLEEP: u32 = 64;
 
 pub(crate) struct VisibleSeq {

@@ -94,11 +94,16 @@ fn op_position<'a>(op: &BatchOp<'a>) -> (u32, &'a [u8]) {
     }
 }
 
-/// [`apply_ops`] for a large batch, in chunks on the rayon pool.
+/// Whether `batch` is inserted on several threads ([`apply_batch`]); a direct write of such
+/// a batch also inserts it outside the WAL lock ([`DbInner::commit_direct`]).
+fn is_large(batch: &WriteBatch) -> bool {
+    batch.count() as usize >= PARALLEL_APPLY_MIN_OPS
+}
+
 /// Inserts a batch this process encoded and validated (every op decodes), numbered from
 /// `first_seq`; large batches on several threads.
 fn apply_batch(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
-    if batch.count() as usize >= PARALLEL_APPLY_MIN_OPS {
+    if is_large(batch) {
         apply_ops_parallel(mem, first_seq, batch);
     } else {
         apply_ops(
@@ -283,7 +288,7 @@ impl DbInner {
         // The active memtable only changes under the WAL lock: this is the one the record's
         // WAL belongs to.
         let mem = Arc::clone(&self.sv.read().mem);
-        if (count as usize) < PARALLEL_APPLY_MIN_OPS {
+        if !is_large(&batch) {
             // Inserted and published in log order under the lock: nobody waits for anybody
             // else's insert. (Only a large batch still inserting outside the lock, logged
             // before this one, can make `publish` wait here.)
@@ -458,8 +463,8 @@ impl DbInner {
 /// held for a few microseconds (a record's `write(2)` and a memtable insert), shorter than
 /// a sleep and a wake-up; `parking_lot` gives up spinning after a few `sched_yield`s, and
 /// with more writer threads than cores each yield handed the core to another writer that
-/// then found the lock taken too (YCSB load, 4 threads on 2 cores: 60-100 K context
-/// switches per 300 K writes, against 13 K with this).
+/// then found the lock taken too (YCSB, 4 threads on 2 cores, a 300 K-record load plus
+/// 300 K operations of A: 60-100 K context switches, against 13 K with this).
 fn lock_wal(m: &Mutex<WalState>) -> parking_lot::MutexGuard<'_, WalState> {
     if let Some(g) = m.try_lock() {
         return g;
