@@ -62,15 +62,30 @@ fn print_header(out: &mut dyn Write, bytes: &[u8], log: &LogContents) -> CliResu
 fn print_totals(
     out: &mut dyn Write,
     records: usize,
-    bytes: usize,
+    bytes: &[u8],
     log: &LogContents,
     damage: Option<&Error>,
 ) -> CliResult<()> {
     writeln!(out)?;
     writeln!(out, "records: {records}")?;
-    writeln!(out, "bytes: {bytes} (valid prefix {})", log.valid_len)?;
+    writeln!(
+        out,
+        "bytes: {} (valid prefix {})",
+        bytes.len(),
+        log.valid_len
+    )?;
+    let tail = usize::try_from(log.valid_len)
+        .ok()
+        .and_then(|v| bytes.get(v..))
+        .unwrap_or(&[]);
     if let Some(e) = damage {
         writeln!(out, "ERROR {e}")?;
+    } else if log.dropped_tail_bytes > 0 && tail.iter().all(|&b| b == 0) {
+        writeln!(
+            out,
+            "unwritten tail: {} zero bytes at offset {} (space reserved ahead of the records, or a write the crash never started; recovery discards it)",
+            log.dropped_tail_bytes, log.valid_len
+        )?;
     } else if log.dropped_tail_bytes > 0 {
         writeln!(
             out,
@@ -133,7 +148,7 @@ pub fn wal(path: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
             writeln!(out, "  @{seq} {line}")?;
         }
     }
-    print_totals(out, log.records.len(), bytes.len(), &log, damage.as_ref())?;
+    print_totals(out, log.records.len(), &bytes, &log, damage.as_ref())?;
     Ok(outcome)
 }
 
@@ -195,7 +210,7 @@ pub fn manifest(db: &Path, file: Option<&Path>, out: &mut dyn Write) -> CliResul
             }
         }
     }
-    print_totals(out, read.records.len(), bytes.len(), &log, damage.as_ref())?;
+    print_totals(out, read.records.len(), &bytes, &log, damage.as_ref())?;
     Ok(outcome)
 }
 

@@ -103,6 +103,13 @@ pub struct Options {
     /// (`sync_file_range`), so the `fdatasync` at a memtable switch or a `Sync` write finds
     /// little left to write. Durability is unchanged. 0: leave it to the kernel.
     pub wal_writeback_bytes: u64,
+    /// The WAL reserves its file's space this many bytes ahead of its records (at most
+    /// `memtable_size_bytes`: a WAL holds about one memtable), so a `Sync` write's
+    /// `fdatasync` does not also have to commit a new file size (one journal write fewer on
+    /// ext4: ~1.5x the durable single-writer rate on the benchmark VM). Older WALs are cut
+    /// back to their last record when their memtable is frozen. 0: grow the file with each
+    /// write.
+    pub wal_preallocate_bytes: u64,
     /// Threads that serve one `multi_get` in parallel (contiguous runs of its sorted keys).
     /// More threads than cores pays off when lookups wait on the disk: the device serves
     /// several reads at once, and each thread keeps one read outstanding, so this is the
@@ -140,9 +147,18 @@ impl Default for Options {
             target_file_size_bytes: 64 << 20,
             wal_buffer_bytes: 64 << 10,
             wal_writeback_bytes: 1 << 20,
+            wal_preallocate_bytes: 1 << 20,
             multi_get_threads: 32,
             background_work: true,
         }
+    }
+}
+
+impl Options {
+    /// How far ahead of its records the WAL reserves space (see `wal_preallocate_bytes`).
+    pub(crate) fn wal_reserve_bytes(&self) -> u64 {
+        self.wal_preallocate_bytes
+            .min(u64::try_from(self.memtable_size_bytes).unwrap_or(u64::MAX))
     }
 }
 

@@ -222,7 +222,7 @@ impl Db {
     pub fn close(self) -> Result<()> {
         let r = {
             let mut wal = self.inner.wal.lock();
-            wal.writer.sync()
+            wal.writer.finish()
         };
         drop(self.guard);
         r

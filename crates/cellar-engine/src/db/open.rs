@@ -284,6 +284,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     let wal_path = dir.join(wal_file_name(wal_number));
     let mut wal_writer = LogWriter::new(vfs.create(&wal_path)?, wal_path, LogKind::Wal)?;
     wal_writer.set_writeback_bytes(opts.wal_writeback_bytes);
+    wal_writer.set_preallocate_bytes(opts.wal_reserve_bytes());
     wal_writer.sync()?;
 
     let manifest_number = alloc();

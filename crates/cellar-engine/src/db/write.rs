@@ -427,12 +427,14 @@ impl DbInner {
             return Ok(());
         }
         let r = (|| {
-            // Only the newest WAL may end torn: the old one is made whole before the switch.
-            wal.writer.sync()?;
+            // Only the newest WAL may end torn or in reserved zeros: the old one is made
+            // whole and cut to its last record before the switch.
+            wal.writer.finish()?;
             let number = self.alloc_file_number();
             let path = self.dir.join(wal_file_name(number));
             let mut writer = LogWriter::new(self.vfs.create(&path)?, path, LogKind::Wal)?;
             writer.set_writeback_bytes(self.opts.wal_writeback_bytes);
+            writer.set_preallocate_bytes(self.opts.wal_reserve_bytes());
             writer.flush()?;
             self.vfs.sync_dir(&self.dir)?;
             Ok::<_, Error>((writer, number))

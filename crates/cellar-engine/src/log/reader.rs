@@ -232,7 +232,12 @@ fn is_torn_tail(bytes: &[u8], pos: usize) -> bool {
     };
     let start = pos + RECORD_HEADER_LEN;
     if start.saturating_add(len as usize) <= bytes.len() {
-        return ends_in_unwritten_sectors(bytes, start, start + len as usize);
+        // A length field flipped to a larger value can reach into zeros too when the file
+        // ends in reserved space (a WAL, see docs/format/wal.md): the whole records after
+        // it give it away, as below.
+        return ends_in_unwritten_sectors(bytes, start, start + len as usize)
+            && matches!(find_record_after(bytes, pos), Scan::Nothing)
+            && !checksums_shorter(bytes, pos, crc, len as usize);
     }
     // A middle record whose length field flipped also seems to run past the end: the
     // records after it give it away.
@@ -241,9 +246,68 @@ fn is_torn_tail(bytes: &[u8], pos: usize) -> bool {
     }
     let payload = &bytes[start..];
     match u32::try_from(payload.len()) {
-        Ok(n) => record_crc(n.to_le_bytes(), payload) != crc,
+        Ok(n) => {
+            record_crc(n.to_le_bytes(), payload) != crc
+                && !checksums_shorter(bytes, pos, crc, len as usize)
+        }
         Err(_) => true,
     }
+}
+
+/// Trailing zero bytes of a payload that [`checksums_shorter`] tries every length over.
+const TRAILING_ZERO_SEARCH: usize = 4096;
+
+/// Whether the record at `pos` (stored CRC `crc`, stored length `len`), which runs into the
+/// file's all-zero suffix, checksums as a whole record at a *shorter* length ending inside
+/// that suffix. Then its length field was damaged (made larger) and its whole payload is
+/// there, which a torn write never leaves: damage. This is the last record's case of a
+/// length flipped larger when the file ends in reserved zeros (a WAL): the record no longer
+/// runs past the end of the file, or runs past it with zeros in its bytes, so the
+/// whole-record checksum in `is_torn_tail` misses it. Every length up to
+/// [`TRAILING_ZERO_SEARCH`] bytes into the suffix is tried (a payload may end in zero bytes
+/// of its own), and beyond that every single-bit change of `len`; only lengths the file
+/// holds.
+fn checksums_shorter(bytes: &[u8], pos: usize, crc: u32, len: usize) -> bool {
+    let start = pos + RECORD_HEADER_LEN;
+    let zeros_from = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    let min_len = zeros_from.saturating_sub(start);
+    let Some(head) = bytes.get(start..start + min_len) else {
+        return false;
+    };
+    // CRC-32C of (length field, payload) from the payload's own CRC, without rehashing it
+    // for every candidate length.
+    let whole = |l: usize, payload_crc: u32| -> bool {
+        u32::try_from(l).is_ok_and(|l32| {
+            let len_crc = crc32c::crc32c(&l32.to_le_bytes());
+            mask_crc(crc32c::crc32c_combine(len_crc, payload_crc, l)) == crc
+        })
+    };
+    let head_crc = crc32c::crc32c(head);
+    let avail = bytes.len().saturating_sub(start);
+    let near_end = len
+        .min(min_len.saturating_add(TRAILING_ZERO_SEARCH))
+        .min(avail + 1);
+    let mut c = head_crc;
+    for l in min_len..near_end {
+        if whole(l, c) {
+            return true;
+        }
+        c = crc32c::crc32c_append(c, &[0]);
+    }
+    let zeros = [0u8; 4096];
+    (0..usize::BITS)
+        .map(|b| len ^ (1usize << b))
+        .filter(|&l| l >= near_end && l < len && l <= avail)
+        .any(|l| {
+            let mut c = head_crc;
+            let mut left = l - min_len;
+            while left > 0 {
+                let n = left.min(zeros.len());
+                c = crc32c::crc32c_append(c, &zeros[..n]);
+                left -= n;
+            }
+            whole(l, c)
+        })
 }
 
 enum Scan {

@@ -427,3 +427,113 @@ fn a_failed_writeback_poisons_the_log() -> Result<()> {
     assert!(w.sync().is_err());
     Ok(())
 }
+
+/// A log with reserved space: the file runs past its last record in zeros, which the reader
+/// takes for space never written; a power loss loses only unsynced records; `finish` cuts
+/// the file to its last record, so even the strict reader (older WALs) accepts it.
+#[test]
+fn reserved_space_reads_as_an_unwritten_tail_and_finish_cuts_it() -> Result<()> {
+    let vfs = MemVfs::new();
+    vfs.create_dir_all(Path::new("db"))?;
+    let p = path();
+    let mut w = LogWriter::new(vfs.create(&p)?, p.clone(), LogKind::Wal)?;
+    vfs.sync_dir(Path::new("db"))?;
+    w.set_preallocate_bytes(4096);
+    for i in 0..20u8 {
+        w.add_record(&[i; 300])?;
+        w.flush()?;
+    }
+    w.sync()?;
+    let end = w.file_size();
+    assert!(end > 4096, "grew past the first reservation: {end}");
+    let size = vfs.file_size(&p)?;
+    assert!(
+        size > end && size <= end + 4096 + 308,
+        "size {size}, records end {end}"
+    );
+
+    let bytes = vfs.read_all(&p)?;
+    let c = tolerant(&bytes)?;
+    assert_eq!(c.records.len(), 20);
+    assert_eq!(c.valid_len, end);
+    assert_eq!(c.dropped_tail_bytes, size - end);
+    assert!(strict(&bytes).is_err(), "an unfinished log is not complete");
+
+    // Records appended after the last sync are zeros after a power loss.
+    w.add_record(&[99; 300])?;
+    w.flush()?;
+    let crashed = vfs.crash_clone().read_all(&p)?;
+    let c = tolerant(&crashed)?;
+    assert_eq!(c.records.len(), 20);
+    assert_eq!(c.valid_len, end);
+
+    w.finish()?;
+    let bytes = vfs.crash_clone().read_all(&p)?;
+    assert_eq!(bytes.len() as u64, w.file_size());
+    assert_eq!(strict(&bytes)?.records.len(), 21);
+    Ok(())
+}
+
+/// A failed reservation is an I/O error like a failed write: the log is poisoned.
+#[test]
+fn a_failed_reservation_poisons_the_log() -> Result<()> {
+    let fv = FaultVfs::new(Arc::new(MemVfs::new()));
+    let p = PathBuf::from("w");
+    let mut w = LogWriter::new(fv.create(&p)?, p, LogKind::Wal)?;
+    w.set_preallocate_bytes(1 << 10);
+    fv.fail_nth(IoKind::Write, 1);
+    w.add_record(b"x")?;
+    assert!(matches!(w.flush(), Err(Error::Io { .. })));
+    assert!(w.add_record(b"later").is_err());
+    assert!(w.finish().is_err());
+    Ok(())
+}
+
+/// In a log that ends in reserved zeros, the last record's length field made larger leaves
+/// a record that seems complete (or runs past the end with zeros in it): it is damage,
+/// because the record checksums whole at a shorter length. A record whose later sectors
+/// never reached the disk is still a torn write.
+#[test]
+fn last_length_made_larger_in_reserved_space_is_damage() -> Result<()> {
+    let mut with_zeros = vec![5u8; 600];
+    with_zeros.resize(700, 0); // a payload may end in zero bytes of its own
+    let mut far_zeros = vec![6u8; 100];
+    far_zeros.resize(6000, 0); // more than the search tries length by length
+    for last_payload in [vec![5u8; 700], with_zeros, far_zeros] {
+        let mut payloads = three();
+        payloads.push(last_payload.clone());
+        let (mut bytes, offsets) = write_log(LogKind::Wal, &payloads)?;
+        bytes.resize(bytes.len() + 8192, 0);
+        assert_eq!(tolerant(&bytes)?.records.len(), 4);
+        let last = offsets[3] as usize;
+        let len_at = last + 4..last + 8;
+        let true_len = last_payload.len() as u32;
+        let deltas: &[u32] = if last_payload.len() > 4096 {
+            &[1 << 13, 1 << 14] // single-bit flips: 6000 has both bits clear
+        } else {
+            &[1, 8, 300, 4099, 8000, 1 << 20]
+        };
+        for &delta in deltas {
+            let mut b = bytes.clone();
+            b[len_at.clone()].copy_from_slice(&(true_len + delta).to_le_bytes());
+            assert!(
+                matches!(tolerant(&b), Err(Error::Corruption { .. })),
+                "payload {} delta {delta}: {:?}",
+                last_payload.len(),
+                tolerant(&b).map(|c| c.records.len())
+            );
+        }
+    }
+
+    // Torn: the last record's first sector is there, the rest reads as reserved zeros.
+    let mut payloads = three();
+    payloads.push(vec![7u8; 2000]);
+    let (mut bytes, offsets) = write_log(LogKind::Wal, &payloads)?;
+    bytes.resize(bytes.len() + 8192, 0);
+    let cut = (offsets[3] as usize + 8 + 1).div_ceil(512) * 512;
+    bytes[cut..].fill(0);
+    let c = tolerant(&bytes)?;
+    assert_eq!(c.records.len(), 3);
+    assert_eq!(c.valid_len, offsets[3]);
+    Ok(())
+}

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 pub enum IoKind {
     /// `read_all` and `RandomAccessFile::read_exact_at`.
     Read,
-    /// `WritableFile::append`.
+    /// `WritableFile::append`, `preallocate` and `trim`.
     Write,
     /// `WritableFile::sync` and `Vfs::sync_dir`.
     Sync,
@@ -157,6 +157,17 @@ impl WritableFile for FaultWritable {
     fn sync(&mut self) -> Result<()> {
         tick(&self.faults, IoKind::Sync, &self.path)?;
         self.inner.sync()
+    }
+    fn start_writeback(&mut self, offset: u64, len: u64) -> Result<()> {
+        self.inner.start_writeback(offset, len)
+    }
+    fn preallocate(&mut self, len: u64) -> Result<()> {
+        tick(&self.faults, IoKind::Write, &self.path)?;
+        self.inner.preallocate(len)
+    }
+    fn trim(&mut self) -> Result<()> {
+        tick(&self.faults, IoKind::Write, &self.path)?;
+        self.inner.trim()
     }
     fn len(&self) -> u64 {
         self.inner.len()

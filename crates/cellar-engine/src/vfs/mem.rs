@@ -18,6 +18,9 @@
 //!   see the truncation), and the truncation counts as durable at once.
 //! - A crash keeps a synced prefix exactly; real disks may also keep some unsynced bytes,
 //!   which the log reader's torn-tail rule has to handle anyway.
+//! - Reserved space (`WritableFile::preallocate`) is zeros in `data` past the appended bytes;
+//!   a crash keeps the synced prefix, then zeros up to the size the last sync saw, so an
+//!   unsynced append into reserved space reads back as zeros.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::ErrorKind;
@@ -35,6 +38,28 @@ struct FileData {
     data: Vec<u8>,
     /// Prefix of `data` that a power loss keeps.
     synced_len: usize,
+    /// The file's size at the last sync: with reserved space it runs past `synced_len`, and
+    /// a power loss keeps zeros up to it.
+    synced_size: usize,
+}
+
+impl FileData {
+    /// What a power loss leaves of this file.
+    fn after_power_loss(&self) -> FileData {
+        let mut data = self
+            .data
+            .get(..self.synced_len)
+            .unwrap_or(&self.data)
+            .to_vec();
+        if data.len() < self.synced_size {
+            data.resize(self.synced_size, 0);
+        }
+        FileData {
+            synced_len: data.len().min(self.synced_len),
+            synced_size: data.len(),
+            data,
+        }
+    }
 }
 
 type Node = Arc<RwLock<FileData>>;
@@ -136,10 +161,7 @@ impl MemVfs {
     /// its synced length. The clone is independent of `self`.
     pub fn crash_clone(&self) -> MemVfs {
         let st = self.state.lock();
-        let copy = st.copy(true, |f| FileData {
-            data: f.data[..f.synced_len].to_vec(),
-            synced_len: f.synced_len,
-        });
+        let copy = st.copy(true, FileData::after_power_loss);
         MemVfs {
             state: Arc::new(Mutex::new(copy)),
         }
@@ -154,6 +176,7 @@ impl MemVfs {
         let copy = st.copy(false, |f| FileData {
             data: f.data.clone(),
             synced_len: f.synced_len,
+            synced_size: f.synced_size,
         });
         MemVfs {
             state: Arc::new(Mutex::new(copy)),
@@ -206,6 +229,7 @@ impl MemVfs {
         let len = usize::try_from(len).unwrap_or(usize::MAX).min(f.data.len());
         f.data.truncate(len);
         f.synced_len = f.synced_len.min(len);
+        f.synced_size = f.synced_size.min(len);
         Ok(())
     }
 }
@@ -216,14 +240,42 @@ struct MemWritable {
 }
 
 impl WritableFile for MemWritable {
+    /// Writes at the append position, over reserved zeros or past the end.
     fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.node.write().data.extend_from_slice(data);
+        let mut f = self.node.write();
+        let start = usize::try_from(self.len).unwrap_or(usize::MAX);
+        let end = start.saturating_add(data.len());
+        if f.data.len() < end {
+            f.data.resize(end, 0);
+        }
+        if let Some(dst) = f.data.get_mut(start..end) {
+            dst.copy_from_slice(data);
+        }
         self.len += data.len() as u64;
         Ok(())
     }
     fn sync(&mut self) -> Result<()> {
         let mut f = self.node.write();
-        f.synced_len = f.data.len();
+        f.synced_len = usize::try_from(self.len)
+            .unwrap_or(usize::MAX)
+            .min(f.data.len());
+        f.synced_size = f.data.len();
+        Ok(())
+    }
+    fn preallocate(&mut self, len: u64) -> Result<()> {
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        let mut f = self.node.write();
+        if f.data.len() < len {
+            f.data.resize(len, 0);
+        }
+        Ok(())
+    }
+    /// Durable at the next sync: until then a power loss brings the zeros back.
+    fn trim(&mut self) -> Result<()> {
+        let len = usize::try_from(self.len).unwrap_or(usize::MAX);
+        let mut f = self.node.write();
+        f.data.truncate(len);
+        f.synced_len = f.synced_len.min(len);
         Ok(())
     }
     fn len(&self) -> u64 {
@@ -282,6 +334,7 @@ impl Vfs for MemVfs {
                 let mut f = node.write();
                 f.data.clear();
                 f.synced_len = 0;
+                f.synced_size = 0;
                 node.clone()
             }
             None => {
@@ -440,6 +493,41 @@ mod tests {
         if sync {
             f.sync()?;
         }
+        Ok(())
+    }
+
+    /// Reserved space is zeros that a sync makes durable; an unsynced append into it reads
+    /// back as zeros after a power loss, and so does a trim not yet synced.
+    #[test]
+    fn reserved_space_survives_a_crash_as_zeros() -> Result<()> {
+        let vfs = MemVfs::new();
+        vfs.create_dir_all(&p("db"))?;
+        let mut f = vfs.create(&p("db/w"))?;
+        vfs.sync_dir(&p("db"))?;
+        f.append(b"synced")?;
+        f.preallocate(32)?;
+        f.sync()?;
+        f.append(b"-lost")?;
+        assert_eq!(f.len(), 11);
+        let live = vfs.file_contents(&p("db/w")).unwrap_or_default();
+        assert_eq!(&live[..11], b"synced-lost");
+        assert_eq!(live.len(), 32);
+
+        let crashed = vfs.crash_clone().read_all(&p("db/w"))?;
+        let mut want = b"synced".to_vec();
+        want.resize(32, 0);
+        assert_eq!(crashed, want);
+        assert_eq!(vfs.process_crash_clone().read_all(&p("db/w"))?, live);
+
+        f.trim()?;
+        assert_eq!(vfs.read_all(&p("db/w"))?, b"synced-lost");
+        assert_eq!(
+            vfs.crash_clone().read_all(&p("db/w"))?,
+            want,
+            "trim not synced"
+        );
+        f.sync()?;
+        assert_eq!(vfs.crash_clone().read_all(&p("db/w"))?, b"synced-lost");
         Ok(())
     }
 

@@ -34,6 +34,21 @@ pub trait WritableFile: Send {
         let _ = (offset, len);
         Ok(())
     }
+    /// Reserves the file's space up to `len` bytes: the file becomes (at least) `len` bytes
+    /// long, reading as zeros past what was appended, and later appends overwrite those
+    /// zeros instead of growing the file. Why: on ext4 an `fdatasync` after an append that
+    /// grew the file must also commit the new size to the journal, one more disk write;
+    /// inside reserved space it writes the data alone (5.7 K against 8-9 K syncs/s of
+    /// 120-byte appends on the benchmark VM). A Vfs that cannot reserve ignores the call.
+    fn preallocate(&mut self, len: u64) -> Result<()> {
+        let _ = len;
+        Ok(())
+    }
+    /// Cuts the file back to the bytes appended, dropping reserved space past them. Like
+    /// any size change it is durable after the next `sync`.
+    fn trim(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Bytes appended so far.
     fn len(&self) -> u64;
     fn is_empty(&self) -> bool {
