@@ -280,13 +280,12 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     meta.apply(&edit, opts.num_levels)
         .map_err(|e| Error::InvalidArgument(format!("recovery edit: {e}")))?;
 
+    // The new WAL's number goes into the manifest before the file exists: while a replayed
+    // WAL is the newest file of its kind it is read tolerating a torn (or reserved, all
+    // zero) tail, but once a newer WAL exists it must be complete. Created first, the new
+    // WAL would make a crash before CURRENT names the new manifest unrecoverable: the old
+    // manifest still lists the replayed WAL, now not the newest.
     let wal_number = alloc();
-    let wal_path = dir.join(wal_file_name(wal_number));
-    let mut wal_writer = LogWriter::new(vfs.create(&wal_path)?, wal_path, LogKind::Wal)?;
-    wal_writer.set_writeback_bytes(opts.wal_writeback_bytes);
-    wal_writer.set_preallocate_bytes(opts.wal_reserve_bytes());
-    wal_writer.sync()?;
-
     let manifest_number = alloc();
     meta.log_number = wal_number;
     meta.last_sequence = last_seq;
@@ -301,6 +300,13 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     manifest_writer.sync()?;
     vfs.sync_dir(dir)?;
     write_current(&*vfs, dir, manifest_number)?;
+
+    let wal_path = dir.join(wal_file_name(wal_number));
+    let mut wal_writer = LogWriter::new(vfs.create(&wal_path)?, wal_path, LogKind::Wal)?;
+    wal_writer.set_writeback_bytes(opts.wal_writeback_bytes);
+    wal_writer.set_preallocate_bytes(opts.wal_reserve_bytes());
+    wal_writer.sync()?;
+    vfs.sync_dir(dir)?;
 
     let version = Version::build(&meta, &mut open_files, &mut |f| {
         open_table(&vfs, dir, &opts, &cache, &counters, f)
