@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::options::Compression;
 use crate::sst::block::BlockBuilder;
 use crate::sst::bloom::BloomBuilder;
+use crate::sst::compress_skip::CompressionSkip;
 use crate::sst::format::{
     block_crc, compress_block, mask_crc, BlockHandle, Footer, Properties, FORMAT_VERSION,
     FORMAT_VERSION_PARTITIONED,
@@ -47,6 +48,8 @@ pub struct SstBuilder {
     last_key: Vec<u8>,
     props: Properties,
     scratch: Vec<u8>,
+    /// Stops trying to compress data blocks while they do not compress.
+    compress_skip: CompressionSkip,
 }
 
 /// A finished index partition, kept in memory until the file's end decides the layout.
@@ -83,6 +86,7 @@ impl SstBuilder {
             last_key: Vec::new(),
             props,
             scratch: Vec::new(),
+            compress_skip: CompressionSkip::default(),
         }
     }
 
@@ -175,7 +179,7 @@ impl SstBuilder {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let props_raw = p.encode();
-        let properties = self.write_block(&props_raw, Compression::None)?;
+        let properties = self.write_block(&props_raw, Compression::None)?.0;
 
         let footer = Footer {
             index,
@@ -206,12 +210,12 @@ impl SstBuilder {
             Some(b) if b.num_keys() > 0 => {
                 let bits = b.finish();
                 // Bloom bits are random: compressing them would only cost CPU.
-                self.write_block(&bits, Compression::None)?
+                self.write_block(&bits, Compression::None)?.0
             }
             _ => BlockHandle::default(),
         };
         let index_raw = self.index.finish();
-        let index = self.write_block(&index_raw, self.opts.compression)?;
+        let index = self.write_block(&index_raw, self.opts.compression)?.0;
         self.props.index_bytes = index.len_with_trailer();
         self.props.filter_bytes = if filter.size > 0 {
             filter.len_with_trailer()
@@ -231,7 +235,7 @@ impl SstBuilder {
             let h = match self.bloom.as_ref() {
                 Some(b) => {
                     let bits = b.finish_range(bloom_start..part.bloom_end);
-                    self.write_block(&bits, Compression::None)?
+                    self.write_block(&bits, Compression::None)?.0
                 }
                 None => BlockHandle::default(),
             };
@@ -242,14 +246,14 @@ impl SstBuilder {
         let mut top = BlockBuilder::new(1);
         let mut value = Vec::with_capacity(32);
         for (part, filter) in parts.iter().zip(filters) {
-            let h = self.write_block(&part.contents, self.opts.compression)?;
+            let h = self.write_block(&part.contents, self.opts.compression)?.0;
             self.props.index_bytes += h.len_with_trailer();
             value.clear();
             encode_top_level_value(h, filter, part.last_trailer, &mut value);
             top.add(&part.last_separator, &value);
         }
         let top_raw = top.finish();
-        let index = self.write_block(&top_raw, self.opts.compression)?;
+        let index = self.write_block(&top_raw, self.opts.compression)?.0;
         self.props.index_bytes += index.len_with_trailer();
         self.props.num_index_partitions = parts.len() as u64;
         Ok((index, BlockHandle::default(), FORMAT_VERSION_PARTITIONED))
@@ -272,15 +276,25 @@ impl SstBuilder {
             return Ok(());
         }
         let raw = self.data.finish();
-        let h = self.write_block(&raw, self.opts.compression)?;
+        let codec = self.opts.compression;
+        let tried = codec != Compression::None && self.compress_skip.should_try();
+        let (h, used) = self.write_block(&raw, if tried { codec } else { Compression::None })?;
+        if tried {
+            self.compress_skip.record(used != Compression::None);
+        }
         self.props.num_data_blocks += 1;
         self.props.data_bytes += h.len_with_trailer();
         self.pending = Some(h);
         Ok(())
     }
 
-    /// Appends payload + trailer; returns the block's handle.
-    fn write_block(&mut self, raw: &[u8], codec: Compression) -> Result<BlockHandle> {
+    /// Appends payload + trailer; returns the block's handle and the codec it was stored
+    /// with (`None` when compressing did not pay).
+    fn write_block(
+        &mut self,
+        raw: &[u8],
+        codec: Compression,
+    ) -> Result<(BlockHandle, Compression)> {
         let used = compress_block(raw, codec, &mut self.scratch);
         let handle = BlockHandle::new(self.offset, self.scratch.len() as u64);
         self.out.extend_from_slice(&self.scratch);
@@ -291,7 +305,7 @@ impl SstBuilder {
         if self.out.len() >= WRITE_BUFFER {
             self.flush_out()?;
         }
-        Ok(handle)
+        Ok((handle, used))
     }
 
     fn flush_out(&mut self) -> Result<()> {

@@ -35,6 +35,7 @@ pub mod bloom;
 pub mod budget;
 pub mod builder;
 pub mod cache;
+mod compress_skip;
 pub mod format;
 pub mod index;
 mod iterator;
