@@ -62,25 +62,16 @@ fn print_header(out: &mut dyn Write, bytes: &[u8], log: &LogContents) -> CliResu
 fn print_totals(
     out: &mut dyn Write,
     records: usize,
-    bytes: &[u8],
+    bytes: usize,
     log: &LogContents,
     damage: Option<&Error>,
 ) -> CliResult<()> {
     writeln!(out)?;
     writeln!(out, "records: {records}")?;
-    writeln!(
-        out,
-        "bytes: {} (valid prefix {})",
-        bytes.len(),
-        log.valid_len
-    )?;
-    let tail = usize::try_from(log.valid_len)
-        .ok()
-        .and_then(|v| bytes.get(v..))
-        .unwrap_or(&[]);
+    writeln!(out, "bytes: {bytes} (valid prefix {})", log.valid_len)?;
     if let Some(e) = damage {
         writeln!(out, "ERROR {e}")?;
-    } else if log.dropped_tail_bytes > 0 && tail.iter().all(|&b| b == 0) {
+    } else if log.dropped_tail_bytes > 0 && log.unwritten_tail {
         writeln!(
             out,
             "unwritten tail: {} zero bytes at offset {} (space reserved ahead of the records, or a write the crash never started; recovery discards it)",
@@ -148,7 +139,7 @@ pub fn wal(path: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
             writeln!(out, "  @{seq} {line}")?;
         }
     }
-    print_totals(out, log.records.len(), &bytes, &log, damage.as_ref())?;
+    print_totals(out, log.records.len(), bytes.len(), &log, damage.as_ref())?;
     Ok(outcome)
 }
 
@@ -182,6 +173,7 @@ pub fn manifest(db: &Path, file: Option<&Path>, out: &mut dyn Write) -> CliResul
         records: Vec::new(),
         valid_len: read.valid_len,
         dropped_tail_bytes: read.dropped_tail_bytes,
+        ..LogContents::default()
     };
     print_header(out, &bytes, &log)?;
     let mut outcome = if damage.is_some() {
@@ -210,7 +202,7 @@ pub fn manifest(db: &Path, file: Option<&Path>, out: &mut dyn Write) -> CliResul
             }
         }
     }
-    print_totals(out, read.records.len(), &bytes, &log, damage.as_ref())?;
+    print_totals(out, read.records.len(), bytes.len(), &log, damage.as_ref())?;
     Ok(outcome)
 }
 

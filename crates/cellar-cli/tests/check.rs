@@ -249,6 +249,37 @@ fn torn_tail_of_the_newest_wal_is_a_warning() {
     assert!(stdout(&o).contains(&torn), "{}", stdout(&o));
 }
 
+/// The newest WAL ending in zeros (space it reserved ahead of its records, as a database
+/// that was not closed leaves it) is no warning for `check`, and `inspect wal` calls it an
+/// unwritten tail, not a torn write.
+#[test]
+fn reserved_zeros_after_the_newest_wal_are_not_a_torn_tail() {
+    let (_tmp, dir) = fresh_db();
+    let wal = files_with_ext(&dir, "wal").remove(0);
+    let len = std::fs::metadata(&wal).expect("stat").len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&wal)
+        .expect("open");
+    f.set_len(len + 4096).expect("extend with zeros");
+    drop(f);
+
+    let (code, out) = check(&dir);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("0 corrupt, 0 missing, 0 warnings: OK"),
+        "{out}"
+    );
+
+    let o = cellar(&["inspect", "wal", wal.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).contains(&format!("unwritten tail: 4096 zero bytes at offset {len}")),
+        "{}",
+        stdout(&o)
+    );
+}
+
 #[test]
 fn missing_sst_is_an_error_and_stray_files_are_warnings() {
     let (_tmp, dir) = fresh_db();

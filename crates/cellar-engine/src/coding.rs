@@ -29,6 +29,17 @@ pub fn get_u32(src: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
+/// The first 8 bytes of `b` as a big-endian number, zero-padded: where two heads differ
+/// they order the slices as their bytes do (a shorter slice's padding is 0, and a slice
+/// that is a prefix of another sorts first); equal heads decide nothing. Searches compare
+/// these before the bytes (memtable keys, index separators).
+pub fn head8(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    let n = b.len().min(8);
+    a[..n].copy_from_slice(&b[..n]);
+    u64::from_be_bytes(a)
+}
+
 pub fn get_u64(src: &[u8], at: usize) -> Option<u64> {
     let b = src.get(at..at.checked_add(8)?)?;
     let mut a = [0u8; 8];

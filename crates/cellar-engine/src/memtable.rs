@@ -24,6 +24,7 @@ use crossbeam_skiplist::map::Entry;
 use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
 
+use crate::coding::head8;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::manifest::RangeTombstone;
@@ -45,15 +46,9 @@ pub struct MemKey {
     pub ikey: Box<[u8]>,
 }
 
-/// The first 8 bytes of the user key of `ikey` as a big-endian number, zero-padded. Where
-/// two heads differ they order the user keys as their bytes do (a shorter key's padding is
-/// 0, and a key that is a prefix of another sorts first); equal heads decide nothing.
+/// [`head8`] of the user key of `ikey` (the trailer is not part of it).
 fn key_head(ikey: &[u8]) -> u64 {
-    let user_len = ikey.len().saturating_sub(8);
-    let mut head = [0u8; 8];
-    let n = user_len.min(8);
-    head[..n].copy_from_slice(&ikey[..n]);
-    u64::from_be_bytes(head)
+    head8(&ikey[..ikey.len().saturating_sub(8)])
 }
 
 impl MemKey {

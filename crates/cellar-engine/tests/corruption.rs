@@ -377,7 +377,12 @@ fn corruption_base_database_has_every_file_kind() {
     assert!(!wals.is_empty(), "{all:?}");
     assert_eq!(manifests.len(), 1, "{all:?}");
     assert_eq!(base.wal_batches.len(), 10);
-    // Undamaged, it reads back exactly.
+    assert_reads_back_exactly(&base);
+    assert!(base.model != base.model_without_last);
+}
+
+/// An undamaged copy of `base` opens with exactly its model.
+fn assert_reads_back_exactly(base: &Base) {
     judge(
         Path::new("none"),
         read_everything(base.image.process_crash_clone(), &base.model, &base.keys),
@@ -385,7 +390,6 @@ fn corruption_base_database_has_every_file_kind() {
         &[],
     )
     .expect("undamaged copy");
-    assert!(base.model != base.model_without_last);
 }
 
 /// Record spans `[start, end)` of a log file (WAL or manifest): a 16-byte header, then
@@ -464,14 +468,9 @@ fn newest_wal_with_reserved_space_flips_are_detected() {
     let records_end = usize::try_from(log.valid_len).expect("fits");
     assert!(bytes.len() > records_end, "no space reserved");
     assert!(bytes[records_end..].iter().all(|&b| b == 0));
+    assert!(log.unwritten_tail, "the reader says so too");
     assert_eq!(record_spans(&bytes[..records_end]).len(), log.records.len());
-    judge(
-        Path::new("none"),
-        read_everything(base.image.process_crash_clone(), &base.model, &base.keys),
-        &base.model,
-        &[],
-    )
-    .expect("undamaged copy");
+    assert_reads_back_exactly(&base);
     let problems = flip_each(&base, &[wal], |_, _| false, |_, _| Vec::new());
     report("newest WAL with reserved space", &problems);
 }

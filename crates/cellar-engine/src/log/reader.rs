@@ -50,6 +50,10 @@ pub struct LogContents {
     pub valid_len: u64,
     /// Bytes after `valid_len` dropped as a torn tail (always 0 under `Strict`).
     pub dropped_tail_bytes: u64,
+    /// The dropped tail is all zero bytes: space never written — reserved ahead of the
+    /// records (the newest WAL, `LogWriter::set_preallocate_bytes`) or allocated by a file
+    /// system that crashed before the data reached it — rather than a write cut short.
+    pub unwritten_tail: bool,
 }
 
 impl LogContents {
@@ -60,11 +64,12 @@ impl LogContents {
             .map(move |r| (r.offset, r.payload(bytes)))
     }
 
-    fn empty(dropped: usize) -> LogContents {
+    fn empty(bytes: &[u8]) -> LogContents {
         LogContents {
             records: Vec::new(),
             valid_len: 0,
-            dropped_tail_bytes: dropped as u64,
+            dropped_tail_bytes: bytes.len() as u64,
+            unwritten_tail: !bytes.is_empty() && zero_suffix_start(bytes) == 0,
         }
     }
 }
@@ -90,12 +95,14 @@ pub fn read_log(bytes: &[u8], path: &Path, kind: LogKind, tail: TailPolicy) -> R
             }
             Err(reason) => reason,
         };
-        let torn = is_torn_tail(bytes, pos);
+        let zeros_from = zero_suffix_start(bytes);
+        let torn = is_torn_tail(bytes, pos, zeros_from);
         return match (torn, tail) {
             (true, TailPolicy::TolerateTornTail) => Ok(LogContents {
                 records,
                 valid_len: pos as u64,
                 dropped_tail_bytes: (bytes.len() - pos) as u64,
+                unwritten_tail: zeros_from <= pos,
             }),
             (true, TailPolicy::Strict) => Err(Error::corruption(
                 path,
@@ -109,6 +116,7 @@ pub fn read_log(bytes: &[u8], path: &Path, kind: LogKind, tail: TailPolicy) -> R
         records,
         valid_len: pos as u64,
         dropped_tail_bytes: 0,
+        unwritten_tail: false,
     })
 }
 
@@ -127,7 +135,7 @@ fn check_header(
     }
     if bytes.is_empty() {
         // Created but never written: nothing was torn.
-        return Ok(Some(LogContents::empty(0)));
+        return Ok(Some(LogContents::empty(bytes)));
     }
     // Torn at creation: every header byte present is the expected one or still zero (never
     // written). A header written by someone else or damaged by bit rot has other bytes.
@@ -136,7 +144,7 @@ fn check_header(
         .get(FILE_HEADER_LEN..)
         .is_none_or(|rest| rest.iter().all(|&b| b == 0));
     if torn_like && tail == TailPolicy::TolerateTornTail && nothing_after {
-        return Ok(Some(LogContents::empty(bytes.len())));
+        return Ok(Some(LogContents::empty(bytes)));
     }
     if have.len() < FILE_HEADER_LEN {
         let reason = if torn_like {
@@ -202,13 +210,19 @@ fn parse_record(bytes: &[u8], pos: usize) -> Result<Range<usize>, &'static str> 
 /// Sector size assumed for torn appends: a power loss writes whole sectors or none.
 const SECTOR_BYTES: usize = 512;
 
+/// Where the file's all-zero suffix starts (its length if it ends in a non-zero byte). Zeros
+/// are what space allocated or reserved but never written reads as, and never form a record
+/// (masked CRCs are non-zero).
+fn zero_suffix_start(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1)
+}
+
 /// A complete record is still a torn append when the file is zero from a sector boundary
 /// inside its payload to the end: the sectors holding its start reached the disk, the later
 /// ones never did (the file system had already extended the file). Bytes are lost a sector
 /// at a time, so a zero run that begins inside the last sector of the payload is data, and a
 /// checksum failure there is damage.
-fn ends_in_unwritten_sectors(bytes: &[u8], payload_start: usize, payload_end: usize) -> bool {
-    let zeros_from = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+fn ends_in_unwritten_sectors(zeros_from: usize, payload_start: usize, payload_end: usize) -> bool {
     if zeros_from >= payload_end {
         return false;
     }
@@ -222,9 +236,9 @@ fn ends_in_unwritten_sectors(bytes: &[u8], payload_start: usize, payload_end: us
 /// checksum is damage, whatever follows it: an append is synced whole before it is
 /// acknowledged, so a torn write can only shorten the file. A record that seems to run past
 /// the end but whose bytes checksum as a whole record is damage too (its length field flipped).
-fn is_torn_tail(bytes: &[u8], pos: usize) -> bool {
-    let rest = bytes.get(pos..).unwrap_or(&[]);
-    if rest.iter().all(|&b| b == 0) || rest.len() < RECORD_HEADER_LEN {
+/// `zeros_from` is [`zero_suffix_start`] of `bytes`.
+fn is_torn_tail(bytes: &[u8], pos: usize, zeros_from: usize) -> bool {
+    if zeros_from <= pos || bytes.len().saturating_sub(pos) < RECORD_HEADER_LEN {
         return true;
     }
     let (Some(crc), Some(len)) = (get_u32(bytes, pos), get_u32(bytes, pos + 4)) else {
@@ -235,20 +249,20 @@ fn is_torn_tail(bytes: &[u8], pos: usize) -> bool {
         // A length field flipped to a larger value can reach into zeros too when the file
         // ends in reserved space (a WAL, see docs/format/wal.md): the whole records after
         // it give it away, as below.
-        return ends_in_unwritten_sectors(bytes, start, start + len as usize)
-            && matches!(find_record_after(bytes, pos), Scan::Nothing)
-            && !checksums_shorter(bytes, pos, crc, len as usize);
+        return ends_in_unwritten_sectors(zeros_from, start, start + len as usize)
+            && matches!(find_record_after(bytes, pos, zeros_from), Scan::Nothing)
+            && !checksums_shorter(bytes, pos, crc, len as usize, zeros_from);
     }
     // A middle record whose length field flipped also seems to run past the end: the
     // records after it give it away.
-    if !matches!(find_record_after(bytes, pos), Scan::Nothing) {
+    if !matches!(find_record_after(bytes, pos, zeros_from), Scan::Nothing) {
         return false;
     }
     let payload = &bytes[start..];
     match u32::try_from(payload.len()) {
         Ok(n) => {
             record_crc(n.to_le_bytes(), payload) != crc
-                && !checksums_shorter(bytes, pos, crc, len as usize)
+                && !checksums_shorter(bytes, pos, crc, len as usize, zeros_from)
         }
         Err(_) => true,
     }
@@ -267,9 +281,8 @@ const TRAILING_ZERO_SEARCH: usize = 4096;
 /// [`TRAILING_ZERO_SEARCH`] bytes into the suffix is tried (a payload may end in zero bytes
 /// of its own), and beyond that every single-bit change of `len`; only lengths the file
 /// holds.
-fn checksums_shorter(bytes: &[u8], pos: usize, crc: u32, len: usize) -> bool {
+fn checksums_shorter(bytes: &[u8], pos: usize, crc: u32, len: usize, zeros_from: usize) -> bool {
     let start = pos + RECORD_HEADER_LEN;
-    let zeros_from = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let min_len = zeros_from.saturating_sub(start);
     let Some(head) = bytes.get(start..start + min_len) else {
         return false;
@@ -321,7 +334,8 @@ enum Scan {
 /// adversarial data: candidates must first pass the cheap chain test below.
 const SCAN_CRC_BUDGET: usize = 1 << 30;
 
-/// Looks for a valid record starting anywhere after `after`.
+/// Looks for a valid record starting anywhere after `after` (`zeros_from` is
+/// [`zero_suffix_start`] of `bytes`).
 ///
 /// Checksumming a candidate at every offset would cost O(n^2) on a large torn tail, so a
 /// candidate must first be *plausible*: following record lengths from it lands exactly on
@@ -330,19 +344,16 @@ const SCAN_CRC_BUDGET: usize = 1 << 30;
 /// almost never pass it. Plausible candidates are then checked by CRC. The price: damage
 /// followed by valid records followed by a torn tail is reported as a torn tail at the
 /// damage (two independent failures in one file).
-fn find_record_after(bytes: &[u8], after: usize) -> Scan {
+fn find_record_after(bytes: &[u8], after: usize, zeros_from: usize) -> Scan {
     let n = bytes.len();
     let first = after + 1;
-    // Start of the all-zero suffix: zeros are what a crash leaves in space that was
-    // allocated but never written, and never form a record (masked CRCs are non-zero).
-    let zero_from = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-    if zero_from <= first {
+    if zeros_from <= first {
         return Scan::Nothing;
     }
-    let count = zero_from - first;
+    let count = zeros_from - first;
     let mut plausible = vec![0u64; count.div_ceil(64)];
     let is_set = |bits: &[u64], i: usize| bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
-    for s in (first..zero_from).rev() {
+    for s in (first..zeros_from).rev() {
         let Some(len) = get_u32(bytes, s + 4) else {
             continue;
         };
@@ -351,7 +362,7 @@ fn find_record_after(bytes: &[u8], after: usize) -> Scan {
             continue;
         }
         let next = (s + RECORD_HEADER_LEN).saturating_add(len);
-        let ok = next <= n && (next >= zero_from || is_set(&plausible, next - first));
+        let ok = next <= n && (next >= zeros_from || is_set(&plausible, next - first));
         if ok {
             if let Some(w) = plausible.get_mut((s - first) / 64) {
                 *w |= 1 << ((s - first) % 64);
@@ -359,7 +370,7 @@ fn find_record_after(bytes: &[u8], after: usize) -> Scan {
         }
     }
     let mut budget = SCAN_CRC_BUDGET;
-    for s in first..zero_from {
+    for s in first..zeros_from {
         if !is_set(&plausible, s - first) {
             continue;
         }

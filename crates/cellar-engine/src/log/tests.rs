@@ -457,6 +457,10 @@ fn reserved_space_reads_as_an_unwritten_tail_and_finish_cuts_it() -> Result<()> 
     assert_eq!(c.records.len(), 20);
     assert_eq!(c.valid_len, end);
     assert_eq!(c.dropped_tail_bytes, size - end);
+    assert!(
+        c.unwritten_tail,
+        "the reserved zeros are space never written"
+    );
     assert!(strict(&bytes).is_err(), "an unfinished log is not complete");
 
     // Records appended after the last sync are zeros after a power loss.
@@ -535,5 +539,9 @@ fn last_length_made_larger_in_reserved_space_is_damage() -> Result<()> {
     let c = tolerant(&bytes)?;
     assert_eq!(c.records.len(), 3);
     assert_eq!(c.valid_len, offsets[3]);
+    assert!(
+        !c.unwritten_tail,
+        "a record was cut short, not only zeros dropped"
+    );
     Ok(())
 }

@@ -73,8 +73,7 @@ impl LogWriter {
     }
 
     /// Reserves the log's space `bytes` at a time ahead of its appends (0: off), so that
-    /// syncs write the records alone instead of also committing a new file size: on the
-    /// benchmark VM one-record durable writes went from ~5.7 K to ~8-9 K syncs/s (see
+    /// syncs write the records alone instead of also committing a new file size (see
     /// `WritableFile::preallocate`). The file then ends in zeros past its last record until
     /// [`LogWriter::finish`] cuts them off; the log reader takes an all-zero tail for space
     /// never written (docs/format/wal.md).

@@ -379,7 +379,9 @@ impl IndexBlock {
     fn head(&self, suffix: &[u8]) -> u64 {
         let n = self.head_base.len();
         match suffix.get(..n) {
-            Some(b) if cmp_short(b, &self.head_base) == Ordering::Equal => head8(&suffix[n..]),
+            Some(b) if cmp_short(b, &self.head_base) == Ordering::Equal => {
+                coding::head8(&suffix[n..])
+            }
             _ if suffix < &self.head_base[..] => 0,
             _ => u64::MAX,
         }
@@ -444,13 +446,6 @@ impl IndexBlock {
 
 /// Every this-many index entries, one head in `IndexBlock::heads`.
 const HEAD_STRIDE: usize = 16;
-
-fn head8(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    let n = b.len().min(8);
-    a[..n].copy_from_slice(&b[..n]);
-    u64::from_be_bytes(a)
-}
 
 /// Byte order of two short slices (separator suffixes are a few bytes): an inline loop
 /// beats a `memcmp` call at these lengths.
