@@ -21,6 +21,7 @@ pub mod compaction;
 mod db;
 pub mod iter;
 pub mod memtable;
+mod memtable_filter;
 pub mod range_del;
 pub mod version;
 

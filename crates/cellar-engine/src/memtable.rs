@@ -28,7 +28,9 @@ use crate::coding::head8;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::manifest::RangeTombstone;
+use crate::memtable_filter::MemtableFilter;
 use crate::range_del::FragmentedTombstones;
+use crate::sst::bloom::key_hash;
 use crate::sst::LookupResult;
 use crate::types::{
     compare_internal, lookup_key, make_internal_key, split_internal, SeqNo, ValueKind, MAX_SEQ,
@@ -145,11 +147,16 @@ pub struct Memtable {
     writes_in_flight: AtomicUsize,
     /// The WAL file whose records this memtable holds.
     wal_number: u64,
+    /// Over the user keys of every entry (not range tombstones); `None` when disabled.
+    filter: Option<MemtableFilter>,
 }
 
 impl Memtable {
-    pub fn new(wal_number: u64) -> Self {
+    /// A memtable for the records of WAL `wal_number`, with a bloom filter of about
+    /// `filter_bytes` over its keys (none for 0, see `Options::memtable_filter_bytes`).
+    pub fn new(wal_number: u64, filter_bytes: usize) -> Self {
         Memtable {
+            filter: MemtableFilter::new(filter_bytes),
             map: SkipMap::new(),
             range_tombstones: Mutex::new(Vec::new()),
             range_tombstone_count: AtomicUsize::new(0),
@@ -193,6 +200,10 @@ impl Memtable {
 
     pub fn insert(&self, ks: u32, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) {
         let ikey = make_internal_key(user_key, seq, kind as u8).into_boxed_slice();
+        // Before the entry is in the skiplist: a reader that can find it must pass the filter.
+        if let Some(f) = &self.filter {
+            f.add(key_hash(user_key));
+        }
         self.approx_bytes
             .fetch_add(ikey.len() + value.len() + ENTRY_OVERHEAD_BYTES, Relaxed);
         self.map.insert(MemKey::new(ks, ikey), value.into());
@@ -242,6 +253,14 @@ impl Memtable {
 
     /// The newest entry of `user_key` visible at `seq`, if this memtable has one.
     pub fn get(&self, ks: u32, user_key: &[u8], seq: SeqNo) -> Option<LookupResult> {
+        self.get_hashed(ks, user_key, key_hash(user_key), seq)
+    }
+
+    /// [`get`](Self::get) for a key whose `key_hash` the caller has computed.
+    pub fn get_hashed(&self, ks: u32, user_key: &[u8], h: u64, seq: SeqNo) -> Option<LookupResult> {
+        if self.filter.as_ref().is_some_and(|f| !f.may_contain(h)) {
+            return None;
+        }
         let probe = MemKey::new(ks, lookup_key(user_key, seq).into_boxed_slice());
         let entry = self.map.lower_bound(Bound::Included(&probe))?;
         let k = entry.key();
@@ -260,6 +279,18 @@ impl Memtable {
             }),
             ValueKind::Delete => Some(LookupResult::Deleted { seq: entry_seq }),
         }
+    }
+
+    /// Starts loading the filter line `get_hashed(.., h, ..)` reads first.
+    pub fn prefetch(&self, h: u64) {
+        if let Some(f) = &self.filter {
+            f.prefetch(h);
+        }
+    }
+
+    /// Bytes of the key filter (0 when there is none).
+    pub fn filter_bytes(&self) -> usize {
+        self.filter.as_ref().map_or(0, MemtableFilter::bytes)
     }
 
     /// Every keyspace id with entries, in order (flush writes one SST for each).
@@ -391,9 +422,44 @@ mod tests {
         }
     }
 
+    /// The key filter only skips searches: with none, with one saturated line and with the
+    /// default size, every lookup answers as the skiplist does.
+    #[test]
+    fn key_filter_never_hides_an_entry() {
+        for filter_bytes in [0, 64, 64 << 10] {
+            let m = Memtable::new(1, filter_bytes);
+            for i in 0..2000u32 {
+                let key = format!("key{i}");
+                m.insert(
+                    i % 3,
+                    key.as_bytes(),
+                    u64::from(i) + 1,
+                    ValueKind::Put,
+                    &i.to_le_bytes(),
+                );
+            }
+            for i in 0..2000u32 {
+                let key = format!("key{i}");
+                let want = Some(LookupResult::Found {
+                    seq: u64::from(i) + 1,
+                    value: i.to_le_bytes().to_vec(),
+                });
+                assert_eq!(
+                    m.get(i % 3, key.as_bytes(), MAX_SEQ),
+                    want,
+                    "{filter_bytes} {key}"
+                );
+                // The other keyspaces do not hold it, filter or not.
+                assert_eq!(m.get((i + 1) % 3, key.as_bytes(), MAX_SEQ), None);
+                assert_eq!(m.get(i % 3, format!("absent{i}").as_bytes(), MAX_SEQ), None);
+            }
+            assert_eq!(m.filter_bytes(), filter_bytes);
+        }
+    }
+
     #[test]
     fn memtable_get_sees_newest_visible_version() {
-        let m = Memtable::new(1);
+        let m = Memtable::new(1, 64 << 10);
         m.insert(0, b"k", 1, ValueKind::Put, b"v1");
         m.insert(0, b"k", 3, ValueKind::Put, b"v3");
         m.insert(0, b"k", 5, ValueKind::Delete, b"");
@@ -419,7 +485,7 @@ mod tests {
     fn memtable_range_del_sets_track_tombstones_as_they_arrive() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        let m = Memtable::new(1);
+        let m = Memtable::new(1, 64 << 10);
         let key = |i: u32| format!("k{i:04}").into_bytes();
         let mut written: Vec<(u32, RangeTombstone)> = Vec::new();
         for seq in 1..=1500u64 {
@@ -459,7 +525,7 @@ mod tests {
 
     #[test]
     fn memtable_iterator_stays_in_its_keyspace_both_ways() {
-        let m = Arc::new(Memtable::new(1));
+        let m = Arc::new(Memtable::new(1, 64 << 10));
         for (ks, k) in [(0, "a"), (1, "b"), (1, "c"), (2, "d")] {
             m.insert(ks, k.as_bytes(), 1, ValueKind::Put, b"");
         }

@@ -213,7 +213,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     // end in a torn record: older ones were synced before the next one was started.
     wals.retain(|n| *n >= meta.log_number);
     wals.sort_unstable();
-    let recovered = Arc::new(Memtable::new(0));
+    let recovered = Arc::new(Memtable::new(0, opts.memtable_filter_bytes()));
     let mut last_seq = meta.last_sequence;
     // The WAL the manifest names first holds the oldest unflushed writes: without it the
     // newer ones would be replayed over a hole.
@@ -328,7 +328,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     }
 
     let sv = SuperVersion {
-        mem: Arc::new(Memtable::new(wal_number)),
+        mem: Arc::new(Memtable::new(wal_number, opts.memtable_filter_bytes())),
         imms: Vec::new(),
         version: Arc::new(version),
     };

@@ -157,15 +157,18 @@ fn lookup(
     key: &[u8],
     seq: SeqNo,
 ) -> Result<Option<LookupResult>> {
-    // Ask for the filter line of every file the lookup may probe before probing any (and
-    // before the memtables are searched), so their cache misses overlap.
+    // Ask for the filter line of every memtable and file the lookup may probe before probing
+    // any, and for the index of the deepest file, so their cache misses overlap.
     let files: SmallVec<[&Arc<FileHandle>; 16]> = probe_files(kv, key, seq).collect();
     let h = key_hash(key);
-    for f in &files {
-        f.reader.prefetch_filter(key, h);
+    for m in sv.memtables() {
+        m.prefetch(h);
+    }
+    for (i, f) in files.iter().enumerate() {
+        f.reader.prefetch_lookup(key, h, i + 1 == files.len());
     }
     for m in sv.memtables() {
-        if let Some(r) = m.get(ks, key, seq) {
+        if let Some(r) = m.get_hashed(ks, key, h, seq) {
             return Ok(Some(r));
         }
     }

@@ -453,7 +453,7 @@ impl DbInner {
         imms.push(Arc::clone(&sv.mem));
         imms.extend(sv.imms.iter().cloned());
         *sv = Arc::new(SuperVersion {
-            mem: Arc::new(Memtable::new(number)),
+            mem: Arc::new(Memtable::new(number, self.opts.memtable_filter_bytes())),
             imms,
             version: Arc::clone(&sv.version),
         });

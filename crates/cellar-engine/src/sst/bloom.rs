@@ -34,8 +34,19 @@ pub fn key_hash(user_key: &[u8]) -> u64 {
     xxh3_64(user_key)
 }
 
-fn line_of(h: u64, lines: u64) -> usize {
+/// The line (of `lines`) a key with hash `h` lives in, in the cache-local layout.
+pub(crate) fn line_of(h: u64, lines: u64) -> usize {
     (((h >> 32) * lines) >> 32) as usize
+}
+
+/// The `k` bits (0..512) a key with hash `h` sets within its line, in the cache-local layout.
+pub(crate) fn line_bits(h: u64, k: u32) -> impl Iterator<Item = usize> {
+    let mut x = h as u32;
+    (0..k).map(move |_| {
+        let bit = (x >> 23) as usize;
+        x = x.wrapping_mul(PROBE_MIX);
+        bit
+    })
 }
 
 fn probes(h: u64) -> (u64, u64) {
@@ -88,11 +99,8 @@ impl BloomBuilder {
         let mut out = vec![0u8; lines as usize * LINE_BYTES + 2];
         for &h in hashes {
             let base = line_of(h, lines) * LINE_BYTES;
-            let mut x = h as u32;
-            for _ in 0..k {
-                let bit = (x >> 23) as usize;
+            for bit in line_bits(h, k) {
                 out[base + bit / 8] |= 1 << (bit % 8);
-                x = x.wrapping_mul(PROBE_MIX);
             }
         }
         let n = out.len();
@@ -180,15 +188,7 @@ impl BloomFilter {
         else {
             return true;
         };
-        let mut x = h as u32;
-        for _ in 0..self.k {
-            let bit = (x >> 23) as usize;
-            if line[bit / 8] & (1 << (bit % 8)) == 0 {
-                return false;
-            }
-            x = x.wrapping_mul(PROBE_MIX);
-        }
-        true
+        line_bits(h, self.k).all(|bit| line[bit / 8] & (1 << (bit % 8)) != 0)
     }
 
     /// Joins cache-local filters with one probe count into one bit array (so a pinned

@@ -10,6 +10,7 @@ use crate::coding::{self, Decoder};
 use crate::error::{Error, Result};
 use crate::sst::block::Block;
 use crate::sst::format::{BlockHandle, BLOCK_TRAILER_LEN};
+use crate::sst::head_tree::HeadTree;
 use crate::sst::prefetch;
 use crate::types;
 
@@ -82,14 +83,10 @@ pub struct IndexBlock {
     block_ends: BlockEnds,
     /// (entry, trailer) for the rare separators that need one, by entry.
     trailers: Vec<(u32, u64)>,
-    /// First 8 bytes (big-endian, zero-padded) of every `head_stride`-th suffix: a
-    /// cache-resident first step that narrows the search to one window of nearby entries,
-    /// instead of ~log2(blocks) probes into cold memory.
-    heads: Vec<u64>,
-    /// `HEAD_STRIDE`, or 1 for a top level: every lookup in a partitioned file searches its
-    /// top level before the filter can reject the key, so there a head per entry (8 bytes
-    /// per partition) makes the search a few integer compares.
-    head_stride: usize,
+    /// Every suffix's first 8 bytes after `head_base` (big-endian, zero-padded) as a search
+    /// tree whose nodes are two cache lines: a lookup reads ~3 nodes, the upper ones cached,
+    /// and compares whole separators only where a head equals the target's.
+    heads: HeadTree,
     /// Bytes every suffix but the last one starts with, skipped by the heads. The last
     /// separator of a file is a short successor ("1" after db_bench's "0000000001999990"),
     /// so the common prefix of *all* separators is usually empty and, without this, every
@@ -155,14 +152,7 @@ impl IndexBlock {
         if filters.contains(&none) && filters.iter().any(|h| *h != none) {
             return Err(block.corruption("some index partitions have a filter, some do not"));
         }
-        let stride = if with_filters { 1 } else { HEAD_STRIDE };
-        let ix = Self::build(
-            &raw,
-            first_offset,
-            stride,
-            Arc::clone(&block.path),
-            block.offset,
-        )?;
+        let ix = Self::build(&raw, first_offset, Arc::clone(&block.path), block.offset)?;
         Ok((ix, filters))
     }
 
@@ -183,20 +173,13 @@ impl IndexBlock {
         let Some(first) = parts.first() else {
             return Err(Error::InvalidArgument("no index partitions to join".into()));
         };
-        Self::build(
-            &raw,
-            first.first_offset,
-            HEAD_STRIDE,
-            first.path(),
-            first.offset,
-        )
+        Self::build(&raw, first.first_offset, first.path(), first.offset)
     }
 
     /// The compact form of validated entries (contiguous handles from `first_offset`).
     fn build(
         raw: &[(&[u8], BlockHandle, Option<u64>)],
         first_offset: u64,
-        head_stride: usize,
         path: Arc<Path>,
         offset: u64,
     ) -> Result<IndexBlock> {
@@ -236,8 +219,7 @@ impl IndexBlock {
             key_ends,
             block_ends,
             trailers,
-            heads: Vec::new(),
-            head_stride,
+            heads: HeadTree::new(&[]),
             head_base: Vec::new(),
             path,
             offset,
@@ -251,10 +233,8 @@ impl IndexBlock {
             }
             ix.head_base = base.to_vec();
         }
-        ix.heads = (0..len)
-            .step_by(head_stride)
-            .map(|i| ix.head(ix.suffix(i)))
-            .collect();
+        let heads: Vec<u64> = (0..len).map(|i| ix.head(ix.suffix(i))).collect();
+        ix.heads = HeadTree::new(&heads);
         Ok(ix)
     }
 
@@ -293,7 +273,7 @@ impl IndexBlock {
             + self.key_ends.len() * 4
             + self.block_ends.bytes()
             + self.trailers.len() * 12
-            + self.heads.len() * 8
+            + self.heads.resident_bytes()
     }
 
     fn suffix(&self, i: usize) -> &[u8] {
@@ -350,25 +330,31 @@ impl IndexBlock {
         Ok(BlockHandle::new(start, size))
     }
 
-    /// Starts loading the memory `find(target)` will search after its cache-resident first
-    /// step: the window's end offsets and separator bytes (and the block's end offset).
+    /// Starts loading the memory `find(target)` and `handle` will miss on: the search tree's
+    /// last node and the end offsets of the blocks that node covers.
     pub fn prefetch(&self, target: &[u8]) {
         let (tu, _) = types::split_internal(target).unwrap_or((target, 0));
+        self.prefetch_user_key(tu);
+    }
+
+    /// [`prefetch`](Self::prefetch) for a lookup of the user key `tu`.
+    pub fn prefetch_user_key(&self, tu: &[u8]) {
         let Some(rest) = tu.strip_prefix(&self.prefix[..]) else {
             return;
         };
-        let th = self.head(rest);
-        let below = self.heads.partition_point(|&h| h < th);
-        let lo = below.saturating_sub(1) * self.head_stride;
-        let mid = (lo + self.head_stride / 2).min(self.len.saturating_sub(1));
-        prefetch::read_at(&self.key_ends, lo);
-        prefetch::read_at(&self.key_ends, mid);
-        if let Some(&at) = self.key_ends.get(mid) {
-            prefetch::read_at(&self.suffixes, at as usize);
-        }
+        // The tree's upper nodes are usually cached: its last node, and the block ends of
+        // the entries that node covers, are what the search will miss on.
+        let window = self.heads.prefetch(self.head(rest));
+        let last = window.end.saturating_sub(1);
         match &self.block_ends {
-            BlockEnds::Narrow(v) => prefetch::read_at(v, mid),
-            BlockEnds::Wide(v) => prefetch::read_at(v, mid),
+            BlockEnds::Narrow(v) => {
+                prefetch::read_at(v, window.start);
+                prefetch::read_at(v, last);
+            }
+            BlockEnds::Wide(v) => {
+                prefetch::read_at(v, window.start);
+                prefetch::read_at(v, last);
+            }
         }
     }
 
@@ -414,22 +400,10 @@ impl IndexBlock {
             Some(Ordering::Equal) => {}
         }
         let rest = &tu[p..];
-        // Heads are monotonic in the suffixes: a group whose head is below the target's
-        // starts below the target, and one whose head is above starts above it.
-        let th = self.head(rest);
-        let below = self.heads.partition_point(|&h| h < th);
-        // Usually the next head is above the target's: skip the second search.
-        let not_above = match self.heads.get(below) {
-            Some(&h) if h > th => below,
-            _ => below + self.heads[below..].partition_point(|&h| h <= th),
-        };
-        // Group `below - 1` starts below the target, so its first entry is not the answer
-        // (with one head per entry, no entry of it is: a top level often needs no compare).
-        let mut lo = match below {
-            0 => 0,
-            b => (b - 1) * self.head_stride + 1,
-        };
-        let mut hi = (not_above * self.head_stride).min(self.len);
+        // Heads are monotonic in the suffixes: an entry whose head is below the target's
+        // sorts below it, and one whose head is above sorts above it. Only entries with the
+        // target's head (usually none) need their separators compared.
+        let (mut lo, mut hi) = self.heads.equal_range(self.head(rest));
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let ord = cmp_short(self.suffix(mid), rest)
@@ -444,9 +418,6 @@ impl IndexBlock {
     }
 }
 
-/// Every this-many index entries, one head in `IndexBlock::heads`.
-const HEAD_STRIDE: usize = 16;
-
 /// Byte order of two short slices (separator suffixes are a few bytes): an inline loop
 /// beats a `memcmp` call at these lengths.
 #[inline]
@@ -459,4 +430,64 @@ fn cmp_short(a: &[u8], b: &[u8]) -> Ordering {
         }
     }
     a.len().cmp(&b.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Separators from a two-letter alphabet after a shared prefix, so many share their
+    /// first 8 bytes after `head_base` (equal heads) and some carry trailers.
+    fn separators() -> impl Strategy<Value = Vec<(Vec<u8>, Option<u64>)>> {
+        proptest::collection::vec(
+            (
+                proptest::collection::vec(prop_oneof![Just(b'0'), Just(b'1')], 0..14),
+                proptest::option::weighted(0.2, 0u64..4),
+            ),
+            1..300,
+        )
+        .prop_map(|mut v| {
+            for (k, _) in &mut v {
+                k.splice(0..0, b"user".iter().copied());
+            }
+            // Internal order: user key ascending, then trailer descending (none as 0).
+            v.sort_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then_with(|| b.1.unwrap_or(0).cmp(&a.1.unwrap_or(0)))
+            });
+            v.dedup_by(|a, b| a.0 == b.0 && a.1.unwrap_or(0) == b.1.unwrap_or(0));
+            v
+        })
+    }
+
+    proptest! {
+        /// The head tree and the separator compares together find what a linear scan finds:
+        /// the first separator at or after the target.
+        #[test]
+        fn find_split_matches_a_linear_scan(
+            seps in separators(),
+            targets in proptest::collection::vec(
+                (proptest::collection::vec(prop_oneof![Just(b'0'), Just(b'1'), Just(b'2')], 0..16),
+                 0u64..5),
+                1..40,
+            ),
+        ) {
+            let raw: Vec<(&[u8], BlockHandle, Option<u64>)> = seps
+                .iter()
+                .enumerate()
+                .map(|(i, (k, t))| (&k[..], BlockHandle::new(i as u64 * 10, 5), *t))
+                .collect();
+            let ix = IndexBlock::build(&raw, 0, Arc::from(Path::new("ix")), 0)
+                .expect("index builds");
+            for (digits, tt) in targets {
+                for tu in [[b"user".as_slice(), &digits].concat(), digits.clone(), b"v".to_vec()] {
+                    let want = seps.iter().position(|(u, t)| {
+                        u[..].cmp(&tu[..]).then_with(|| tt.cmp(&t.unwrap_or(0))) != Ordering::Less
+                    });
+                    prop_assert_eq!(ix.find_split(&tu, tt).expect("search"), want);
+                }
+            }
+        }
+    }
 }

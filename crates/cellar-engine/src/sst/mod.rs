@@ -37,10 +37,11 @@ pub mod builder;
 pub mod cache;
 mod compress_skip;
 pub mod format;
+pub(crate) mod head_tree;
 pub mod index;
 mod iterator;
 mod meta;
-mod prefetch;
+pub(crate) mod prefetch;
 pub mod reader;
 
 #[cfg(test)]

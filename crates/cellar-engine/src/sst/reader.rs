@@ -310,11 +310,13 @@ impl SstReader {
     }
 
     /// Starts loading the filter line a `get` of `user_key` (whose [`key_hash`] is `h`) will
-    /// probe. Only for metadata in memory: an unpinned partition may need a read, which a
-    /// hint must not do. A `get` probes several files (level 0's and one per level), and
-    /// each probe's first step is a likely cache miss in its filter: asked for together, the
-    /// misses overlap instead of queueing one behind another.
-    pub fn prefetch_filter(&self, user_key: &[u8], h: u64) {
+    /// probe and, with `index`, the index memory its search will miss on. Only for metadata
+    /// in memory: an unpinned partition may need a read, which a hint must not do. A `get`
+    /// probes several files (level 0's and one per level), and each probe's first step is a
+    /// likely cache miss in its filter: asked for together, the misses overlap instead of
+    /// queueing one behind another. The index hint is for the file a lookup most likely ends
+    /// in (the deepest level holds most keys): its index misses then overlap the filters'.
+    pub fn prefetch_lookup(&self, user_key: &[u8], h: u64, index: bool) {
         let inner = &*self.inner;
         if !inner.meta.is_pinned() {
             return;
@@ -326,6 +328,9 @@ impl SstReader {
             if let Ok(part) = inner.meta.part(&inner.src, p, true) {
                 if let Some(f) = &part.filter {
                     f.prefetch(h);
+                }
+                if index {
+                    part.index.prefetch_user_key(user_key);
                 }
             }
         }
