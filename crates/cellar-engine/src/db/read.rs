@@ -157,20 +157,23 @@ fn lookup(
     key: &[u8],
     seq: SeqNo,
 ) -> Result<Option<LookupResult>> {
-    // Ask for the filter line of every memtable and file the lookup may probe before probing
-    // any, and for the index of the deepest file, so their cache misses overlap.
-    let files: SmallVec<[&Arc<FileHandle>; 16]> = probe_files(kv, key, seq).collect();
+    // The memtables first, each behind its key filter (their lines asked for together): a
+    // key a memtable may hold is usually there (YCSB D reads the latest writes), and then
+    // listing the files and prefetching for them would be wasted work.
     let h = key_hash(key);
     for m in sv.memtables() {
         m.prefetch(h);
-    }
-    for (i, f) in files.iter().enumerate() {
-        f.reader.prefetch_lookup(key, h, i + 1 == files.len());
     }
     for m in sv.memtables() {
         if let Some(r) = m.get_hashed(ks, key, h, seq) {
             return Ok(Some(r));
         }
+    }
+    // Ask for the filter line of every file the lookup may probe before probing any, and for
+    // the index of the deepest one, so their cache misses overlap.
+    let files: SmallVec<[&Arc<FileHandle>; 16]> = probe_files(kv, key, seq).collect();
+    for (i, f) in files.iter().enumerate() {
+        f.reader.prefetch_lookup(key, h, i + 1 == files.len());
     }
     for f in files {
         if let Some(r) = f.reader.get(key, seq)? {
