@@ -7,8 +7,8 @@
 //! entry's head, and each level above holds every 16th head of the one below, until one node
 //! is left. A search reads one 16-head node per level, each a single aligned 128-byte
 //! read (two adjacent cache lines, which the CPU fetches together), and counts the heads below
-//! the target with branch-free compares: 3 nodes for 4 K–64 K entries, of which the upper
-//! ones stay cached because every lookup in the file reads them.
+//! the target with branch-free compares: 3 nodes for up to 4 K entries, 4 up to 64 K, of
+//! which the upper ones stay cached because every lookup in the file reads them.
 //!
 //! Nodes are padded with `u64::MAX`; it is never counted as below a target, and results are
 //! clamped to the number of heads.
@@ -98,6 +98,7 @@ impl HeadTree {
     /// and head `j` of level `l + 1` is head `16j` of level `l`: if the first head of level
     /// `l + 1` that is not below is `p`, the answer on level `l` lies in `16(p-1)+1 ..= 16p`,
     /// within node `p - 1` or just after it.
+    ///
     /// `widest` is returned if the levels were ever inconsistent: the bound that makes the
     /// caller compare whole separators instead of trusting the heads.
     fn descend(&self, below: impl Fn(u64) -> bool, widest: usize) -> usize {

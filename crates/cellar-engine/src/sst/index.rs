@@ -84,7 +84,7 @@ pub struct IndexBlock {
     /// (entry, trailer) for the rare separators that need one, by entry.
     trailers: Vec<(u32, u64)>,
     /// Every suffix's first 8 bytes after `head_base` (big-endian, zero-padded) as a search
-    /// tree whose nodes are two cache lines: a lookup reads ~3 nodes, the upper ones cached,
+    /// tree whose nodes are two cache lines: a lookup reads 3–4 nodes, the upper ones cached,
     /// and compares whole separators only where a head equals the target's.
     heads: HeadTree,
     /// Bytes every suffix but the last one starts with, skipped by the heads. The last
