@@ -69,7 +69,8 @@ pub struct Options {
     /// Bytes of bloom filter over each memtable's keys per MiB of `memtable_size_bytes`
     /// (0: none). A lookup of a key a memtable does not hold then reads one cache line
     /// instead of searching the skiplist. The default, 16 KiB per MiB (1/64), gives ~19 bits
-    /// per key to 150-byte entries.
+    /// per key to 150-byte entries. The filter's memory comes on top of the memtable's (1 MiB
+    /// per 64 MiB memtable, for the active and each frozen one).
     pub memtable_filter_bytes_per_mib: usize,
     /// How many frozen memtables may wait for flush before writers stop.
     pub max_immutable_memtables: usize,
