@@ -217,8 +217,10 @@ impl Db {
         &self.inner.dir
     }
 
-    /// Syncs the WAL and stops background work. Dropping the last handle does the same
-    /// but cannot report an error.
+    /// Syncs the WAL and, if this is the last handle (clones, and the tables or writers of
+    /// a layer above that hold one, count), stops background work and waits for it; with
+    /// other handles alive the background threads keep running until the last one goes.
+    /// Dropping the last handle does the same but cannot report an error.
     pub fn close(self) -> Result<()> {
         let r = {
             let mut wal = self.inner.wal.lock();
