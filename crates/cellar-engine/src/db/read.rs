@@ -231,10 +231,12 @@ fn lookup_sorted(
     seq: SeqNo,
 ) -> Result<Vec<Option<LookupResult>>> {
     let mut found: Vec<Option<LookupResult>> = vec![None; sorted.len()];
+    // Hashed once for every memtable's key filter.
+    let hashes: Vec<u64> = sorted.iter().map(|k| key_hash(k)).collect();
     for m in sv.memtables() {
-        for (i, k) in sorted.iter().enumerate() {
+        for (i, (k, &h)) in sorted.iter().zip(&hashes).enumerate() {
             if found[i].is_none() {
-                found[i] = m.get(ks, k, seq);
+                found[i] = m.get_hashed(ks, k, h, seq);
             }
         }
     }

@@ -72,8 +72,8 @@ mod tests {
     fn incompressible_blocks_back_off_to_one_attempt_in_64() {
         let mut s = CompressionSkip::default();
         let tried = attempts(&mut s, 10_000, |_| false);
-        // The first 7 attempts skip 0, 1, 3, 7, 15, 31 and 63 blocks after them (126 in
-        // all); every later one skips 63: 7 + (10 000 - 133) / 64 ≈ 161 attempts.
+        // The first 7 attempts skip 0, 1, 3, 7, 15, 31 and 63 blocks after them (120 in
+        // all); every later one skips 63: 7 + (10 000 - 127) / 64 ≈ 161 attempts.
         assert!((150..=170).contains(&tried), "{tried} attempts");
         // The gaps never exceed 63 blocks.
         let mut s = CompressionSkip::default();

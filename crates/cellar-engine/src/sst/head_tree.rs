@@ -94,46 +94,42 @@ impl HeadTree {
     }
 
     /// The first position where `below` turns false (it must be true on a prefix of the
-    /// heads). Node `c` of level `l + 1` holds heads `16c .. 16c + 16` of level `l + 1`,
-    /// and head `j` of level `l + 1` is head `16j` of level `l`: if the first head of level
-    /// `l + 1` that is not below is `p`, the answer on level `l` lies in `16(p-1)+1 ..= 16p`,
-    /// within node `p - 1` or just after it.
-    ///
-    /// `widest` is returned if the levels were ever inconsistent: the bound that makes the
-    /// caller compare whole separators instead of trusting the heads.
+    /// heads). `widest` is returned if the levels were ever inconsistent: the bound that
+    /// makes the caller compare whole separators instead of trusting the heads.
     fn descend(&self, below: impl Fn(u64) -> bool, widest: usize) -> usize {
+        self.position_on(0, below).unwrap_or(widest)
+    }
+
+    /// The first position on level `bottom` where `below` turns false, found from the top
+    /// down. Node `c` of level `l + 1` holds heads `16c .. 16c + 16` of level `l + 1`, and
+    /// head `j` of level `l + 1` is head `16j` of level `l`: if the first head of level
+    /// `l + 1` that is not below is `p`, the answer on level `l` lies in `16(p-1)+1 ..= 16p`,
+    /// within node `p - 1` or just after it. `None` only if the levels were inconsistent
+    /// (`p <= len` of the level above, so node `p - 1` always exists below it).
+    fn position_on(&self, bottom: usize, below: impl Fn(u64) -> bool) -> Option<usize> {
         let mut p = 0;
         let mut node = 0;
-        for (level, &len) in self.levels.iter().zip(&self.level_lens).rev() {
-            let Some(n) = level.get(node) else {
-                // Not reached: `p <= len` of the level above, so node `p - 1` exists here.
-                return widest;
-            };
+        let levels = self.levels.iter().zip(&self.level_lens).skip(bottom);
+        for (level, &len) in levels.rev() {
+            let n = level.get(node)?;
             // Padding counts as below only for a target of `u64::MAX`: clamp it away.
             p = (node * FANOUT + n.0.iter().filter(|&&h| below(h)).count()).min(len);
             if p == 0 {
-                return 0;
+                return Some(0);
             }
             node = p - 1;
         }
-        p
+        Some(p)
     }
 
     /// Starts loading the level-0 node a search for `target` will read last, after reading
     /// the (usually cached) levels above it, and returns the positions that node covers:
     /// the lower bound is among them or just after them.
     pub fn prefetch(&self, target: u64) -> std::ops::Range<usize> {
-        let mut node = 0;
-        for (level, &len) in self.levels.iter().zip(&self.level_lens).skip(1).rev() {
-            let Some(n) = level.get(node) else {
-                break;
-            };
-            let p = (node * FANOUT + n.0.iter().filter(|&&h| h < target).count()).min(len);
-            node = p.saturating_sub(1);
-            if p == 0 {
-                break;
-            }
-        }
+        let node = self
+            .position_on(1, |h| h < target)
+            .unwrap_or(0)
+            .saturating_sub(1);
         if let Some(n) = self.levels[0].get(node) {
             super::prefetch::read(n as *const Node);
         }
@@ -153,6 +149,9 @@ mod tests {
         assert_eq!(t.lower_bound(target), lower, "lower {target} in {heads:?}");
         assert_eq!(t.upper_bound(target), upper, "upper {target} in {heads:?}");
         assert_eq!(t.equal_range(target), (lower, upper));
+        // The node `prefetch` loads is the one the search ends in.
+        let w = t.prefetch(target);
+        assert!(w.contains(&lower) || lower == w.end, "{lower} outside {w:?}");
     }
 
     #[test]

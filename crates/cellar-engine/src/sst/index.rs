@@ -64,6 +64,12 @@ impl BlockEnds {
             BlockEnds::Wide(v) => v.len() * 8,
         }
     }
+    fn prefetch(&self, i: usize) {
+        match self {
+            BlockEnds::Narrow(v) => prefetch::read_at(v, i),
+            BlockEnds::Wide(v) => prefetch::read_at(v, i),
+        }
+    }
 }
 
 /// The resident index, decoded once into a compact form: the separators' common prefix is
@@ -345,17 +351,8 @@ impl IndexBlock {
         // The tree's upper nodes are usually cached: its last node, and the block ends of
         // the entries that node covers, are what the search will miss on.
         let window = self.heads.prefetch(self.head(rest));
-        let last = window.end.saturating_sub(1);
-        match &self.block_ends {
-            BlockEnds::Narrow(v) => {
-                prefetch::read_at(v, window.start);
-                prefetch::read_at(v, last);
-            }
-            BlockEnds::Wide(v) => {
-                prefetch::read_at(v, window.start);
-                prefetch::read_at(v, last);
-            }
-        }
+        self.block_ends.prefetch(window.start);
+        self.block_ends.prefetch(window.end.saturating_sub(1));
     }
 
     /// The search key of a suffix: its 8 bytes after `head_base` (big-endian, zero-padded)

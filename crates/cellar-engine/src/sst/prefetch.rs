@@ -1,5 +1,5 @@
 //! A hint to the CPU to start loading a cache line that will be read soon. A batched lookup
-//! (`SstReader::multi_get`) first computes where each key's bloom line, index window and
+//! (`SstReader::multi_get`) first computes where each key's bloom line, index search-tree node and
 //! block restart array lie and asks for all of them, then does the dependent work: the
 //! misses of many keys overlap instead of queueing one behind another. A prefetch never
 //! faults and changes no state, so a wrong address costs only the wasted load.

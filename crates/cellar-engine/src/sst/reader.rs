@@ -408,7 +408,7 @@ impl SstReader {
         }
         // Each step below first asks the CPU for the memory the next one reads, for every
         // key, so the cache misses of the batch overlap (see `prefetch`): bloom lines, then
-        // index windows, then (further down) the blocks' restart arrays.
+        // index search-tree nodes, then (further down) the blocks' restart arrays.
         let hashes: Vec<u64> = routed.iter().map(|r| key_hash(keys[r.1])).collect();
         for (k, &h) in hashes.iter().enumerate() {
             if let Some(f) = &parts[at[k]].filter {
