@@ -47,6 +47,10 @@ pub struct EngineStats {
     pub resident_index_filter_bytes: Option<u64>,
     pub stall_micros: Option<u64>,
     pub wal_syncs: Option<u64>,
+    /// Bytes the engine read ahead of lookups to warm its files (Cellar's cold-start
+    /// warm-up), and the files it warmed.
+    pub warm_up_bytes: Option<u64>,
+    pub warm_ups: Option<u64>,
 }
 
 pub trait Engine: Send + Sync {

@@ -29,6 +29,9 @@ pub struct Counters {
     pub compactions: AtomicU64,
     pub compaction_read_bytes: AtomicU64,
     pub compaction_write_bytes: AtomicU64,
+    /// SSTs read whole into the page cache by the cold-start warm-up, and the bytes read.
+    pub warm_ups: AtomicU64,
+    pub warm_up_bytes: AtomicU64,
 }
 
 impl Counters {
@@ -75,6 +78,11 @@ pub struct Stats {
     pub compactions: u64,
     pub compaction_read_bytes: u64,
     pub compaction_write_bytes: u64,
+    /// Files the cold-start warm-up read whole (`Options::warm_up_budget_bytes`), the bytes
+    /// it read, and the size of the live files it warmed or has queued.
+    pub warm_ups: u64,
+    pub warm_up_bytes: u64,
+    pub warm_up_budget_used_bytes: u64,
     pub memtable_bytes: u64,
     pub immutable_memtables: usize,
     /// Bytes of SST index blocks and bloom filters held in memory for the life of their
@@ -110,5 +118,7 @@ impl Counters {
         s.compactions = self.compactions.load(Relaxed);
         s.compaction_read_bytes = self.compaction_read_bytes.load(Relaxed);
         s.compaction_write_bytes = self.compaction_write_bytes.load(Relaxed);
+        s.warm_ups = self.warm_ups.load(Relaxed);
+        s.warm_up_bytes = self.warm_up_bytes.load(Relaxed);
     }
 }

@@ -56,15 +56,9 @@ fn only_sst(dir: &Path) -> PathBuf {
     ssts.into_iter().next().expect("one sst")
 }
 
-#[test]
-fn point_get_reads_only_its_block_and_scans_read_ahead() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let opts = Options {
-        // Every lookup goes to the file: the scan below must not find the get's block cached.
-        block_cache_size_bytes: 0,
-        ..Options::default()
-    };
-    let db = Db::open(dir.path(), opts).expect("open");
+/// A database of 20 000 records (`key{i:08}` → `{i:0100}`) flushed into one SST.
+fn db_of_one_sst(dir: &Path, opts: Options) -> (Db, PathBuf) {
+    let db = Db::open(dir, opts).expect("open");
     let ks = db.default_keyspace();
     let wo = WriteOptions::new(Durability::Buffered);
     for i in 0..20_000u32 {
@@ -73,7 +67,20 @@ fn point_get_reads_only_its_block_and_scans_read_ahead() {
             .expect("put");
     }
     db.flush().expect("flush");
-    let sst = only_sst(dir.path());
+    let sst = only_sst(dir);
+    (db, sst)
+}
+
+#[test]
+fn point_get_reads_only_its_block_and_scans_read_ahead() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = Options {
+        // Every lookup goes to the file: the scan below must not find the get's block cached.
+        block_cache_size_bytes: 0,
+        ..Options::default()
+    };
+    let (db, sst) = db_of_one_sst(dir.path(), opts);
+    let ks = db.default_keyspace();
 
     evict(&sst);
     if resident_pages(&sst) != 0 {
@@ -105,4 +112,77 @@ fn point_get_reads_only_its_block_and_scans_read_ahead() {
         point <= 2,
         "a get read {point} pages of the SST into the page cache (a scan {scan}): readahead"
     );
+}
+
+/// A database of one SST whose pages were evicted, reopened with the given warm-up budget.
+fn cold_db_of_one_sst(dir: &Path, warm_up_budget_bytes: u64) -> (Db, PathBuf) {
+    let opts = || Options {
+        block_cache_size_bytes: 0,
+        // Warm once point reads have waited 10 ms (the floor), whatever the file's size.
+        warm_up_read_bytes_per_sec: u64::MAX,
+        warm_up_budget_bytes,
+        ..Options::default()
+    };
+    let (db, sst) = db_of_one_sst(dir, opts());
+    db.close().expect("close");
+    evict(&sst);
+    (Db::open(dir, opts()).expect("reopen"), sst)
+}
+
+/// Random point reads of `db` (every answer checked) until `done` or 400 000 reads.
+fn read_until(db: &Db, done: impl Fn(&Db) -> bool) -> usize {
+    let ks = db.default_keyspace();
+    let mut x = 0x9E37_79B9u32;
+    for n in 0..400_000usize {
+        if done(db) {
+            return n;
+        }
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        let i = x % 20_000;
+        let got = db
+            .get(
+                &ks,
+                format!("key{i:08}").as_bytes(),
+                &ReadOptions::default(),
+            )
+            .expect("get");
+        assert_eq!(got.as_deref(), Some(format!("{i:0100}").as_bytes()));
+    }
+    400_000
+}
+
+#[test]
+fn point_reads_that_paid_for_a_file_warm_it_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (db, sst) = cold_db_of_one_sst(dir.path(), 1 << 30);
+    let size = std::fs::metadata(&sst).expect("stat").len();
+    let reads = read_until(&db, |db| db.stats().warm_ups == 1);
+    assert!(reads < 400_000, "no warm-up after {reads} reads");
+    let stats = db.stats();
+    assert_eq!(stats.warm_up_bytes, size);
+    assert_eq!(stats.warm_up_budget_used_bytes, size);
+    let pages = size.div_ceil(PAGE_BYTES as u64) as usize;
+    assert_eq!(
+        resident_pages(&sst),
+        pages,
+        "the whole file is in the page cache"
+    );
+    // Reads go on, right, and the file is not warmed again.
+    read_until(&db, |_| false);
+    assert_eq!(db.stats().warm_ups, 1);
+    db.close().expect("close");
+}
+
+#[test]
+fn no_warm_up_without_budget() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A budget smaller than the file: nothing is warmed, the reads still answer.
+    let (db, _) = cold_db_of_one_sst(dir.path(), 4096);
+    read_until(&db, |_| false);
+    let stats = db.stats();
+    assert_eq!((stats.warm_ups, stats.warm_up_bytes), (0, 0));
+    assert_eq!(stats.warm_up_budget_used_bytes, 0);
+    db.close().expect("close");
 }

@@ -213,12 +213,19 @@ fn fixed_rate(spec: &Spec, dir: &Path) -> Result<(Line, Option<u64>)> {
     let mut line = Line::new(&spec.engine, spec.variant_fixed(), spec);
     line.cache_mode = Some(spec.cache_mode().into());
     let p = plan(spec, spec.rps, spec.seconds);
-    let (out, resident) = cold(spec, dir, |e| {
+    let (out, stats) = cold(spec, dir, |e| {
         let out = openloop::run(&p, |j| read(e, spec, Stream::Fixed, j))?;
-        Ok((out, e.stats().resident_index_filter_bytes))
+        Ok((out, e.stats()))
     })?;
     line.open_loop(spec.rps as f64, &out);
     line.notes.push(open_loop_note(spec));
+    if let (Some(files), Some(bytes)) = (stats.warm_ups, stats.warm_up_bytes) {
+        line.notes.push(format!(
+            "cold-start warm-up during the phase: {files} files read whole, {:.0} MB",
+            bytes as f64 / 1e6
+        ));
+    }
+    let resident = stats.resident_index_filter_bytes;
     Ok((line, resident))
 }
 

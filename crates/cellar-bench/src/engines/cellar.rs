@@ -160,6 +160,8 @@ impl Engine for CellarEngine {
             resident_index_filter_bytes: Some(s.resident_index_filter_bytes),
             stall_micros: Some(s.stall_micros),
             wal_syncs: Some(s.wal_syncs),
+            warm_up_bytes: Some(s.warm_up_bytes),
+            warm_ups: Some(s.warm_ups),
         }
     }
 

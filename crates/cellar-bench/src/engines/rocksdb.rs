@@ -231,6 +231,7 @@ impl Engine for RocksEngine {
             },
             stall_micros: t("rocksdb.stall.micros"),
             wal_syncs: t("rocksdb.wal.synced"),
+            ..EngineStats::default()
         }
     }
 

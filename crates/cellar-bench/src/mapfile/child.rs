@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::{PeerLine, Spec, WORKLOAD};
 use crate::config::auto_cache_bytes;
-use crate::engine::{self, Engine, OpenConfig};
+use crate::engine::{self, Engine, EngineStats, OpenConfig};
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::keygen::KeyGen;
@@ -170,6 +170,7 @@ fn lookups(name: &str, dir: &Path, spec: &Spec, bucket: usize) -> Result<PeerLin
     let mut all = Latency::default();
     let mut per_iteration = Vec::new();
     let mut found = 0u64;
+    let mut reads = Vec::new();
     for it in 0..spec.iterations {
         let sample = peer_keys::sample(spec.seed, spec.records, per, u64::from(it));
         let keys: Vec<Vec<u8>> = sample
@@ -205,7 +206,9 @@ fn lookups(name: &str, dir: &Path, spec: &Spec, bucket: usize) -> Result<PeerLin
                 }
                 all.record(t0.elapsed());
             }
-            Ok(start.elapsed().as_secs_f64())
+            let seconds = start.elapsed().as_secs_f64();
+            reads.push(e.stats());
+            Ok(seconds)
         })?;
         line.seconds += seconds;
         line.ops += sample.len() as u64;
@@ -217,8 +220,40 @@ fn lookups(name: &str, dir: &Path, spec: &Spec, bucket: usize) -> Result<PeerLin
     }
     line.found = Some(found);
     line.iterations_ops_per_sec = Some(per_iteration);
+    if let Some(note) = read_note(&reads, per) {
+        line.notes.push(note);
+    }
     line.finish(&all);
     Ok(line)
+}
+
+/// What the engine read per iteration (each from a fresh open, so its counters start at 0):
+/// reads of table files per lookup and, for Cellar, what its warm-up read whole.
+fn read_note(stats: &[EngineStats], lookups: u64) -> Option<String> {
+    let per_lookup: Vec<String> = stats
+        .iter()
+        .filter_map(|s| s.device_reads)
+        .map(|r| format!("{:.2}", r as f64 / lookups.max(1) as f64))
+        .collect();
+    if per_lookup.is_empty() {
+        return None;
+    }
+    let mut note = format!(
+        "table-file reads per lookup, by iteration: {}",
+        per_lookup.join(", ")
+    );
+    let warmed: Vec<String> = stats
+        .iter()
+        .filter_map(|s| Some((s.warm_ups?, s.warm_up_bytes?)))
+        .map(|(files, bytes)| format!("{files} files / {:.0} MB", bytes as f64 / 1e6))
+        .collect();
+    if !warmed.is_empty() {
+        note.push_str(&format!(
+            "; warm-up read whole, by iteration: {}",
+            warmed.join(", ")
+        ));
+    }
+    Some(note)
 }
 
 /// `spec.durable_inserts` records in key order, one synced put each, into a fresh store.

@@ -291,6 +291,7 @@ impl Db {
         s.immutable_memtables = sv.imms.len();
         s.block_cache_bytes = inner.cache.used_bytes();
         s.metadata_budget_used_bytes = inner.cache.metadata_budget().used_bytes();
+        s.warm_up_budget_used_bytes = inner.cache.warm_up().map_or(0, |w| w.used_bytes());
         s.last_sequence = inner.last_visible.load();
         for k in sv.version.keyspaces.values() {
             let mut ks = KeyspaceStats {

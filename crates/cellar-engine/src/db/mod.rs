@@ -174,6 +174,9 @@ impl Drop for ShutdownGuard {
             bg.shutting_down = true;
             self.inner.bg_cv.notify_all();
         }
+        if let Some(w) = self.inner.cache.warm_up() {
+            w.shutdown();
+        }
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }

@@ -21,7 +21,7 @@ use crate::manifest::{
 };
 use crate::memtable::Memtable;
 use crate::options::Options;
-use crate::sst::{BlockCache, SstReader};
+use crate::sst::{BlockCache, SstReader, WarmUp};
 use crate::stats::Counters;
 use crate::version::{FileHandle, LsmMeta, Version};
 use crate::vfs::Vfs;
@@ -142,10 +142,18 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     }
     let lock = vfs.lock(&dir.join("LOCK"))?;
     let counters = Arc::new(Counters::default());
-    let cache = Arc::new(BlockCache::with_metadata_budget(
+    let mut cache = BlockCache::with_metadata_budget(
         opts.block_cache_size_bytes,
         opts.max_resident_metadata_bytes,
-    ));
+    );
+    if opts.warm_up_budget_bytes > 0 && !opts.use_direct_reads {
+        cache = cache.with_warm_up(Arc::new(WarmUp::new(
+            opts.warm_up_budget_bytes,
+            opts.warm_up_read_bytes_per_sec,
+            Arc::clone(&counters),
+        )));
+    }
+    let cache = Arc::new(cache);
 
     let names = vfs.list(dir)?;
     let current = read_current(&*vfs, dir)?;

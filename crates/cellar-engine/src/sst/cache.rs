@@ -14,6 +14,7 @@ use crate::sst::block::Block;
 use crate::sst::bloom::BloomFilter;
 use crate::sst::budget::MetadataBudget;
 use crate::sst::index::IndexBlock;
+use crate::sst::warm::WarmUp;
 
 type Key = (u64, u64);
 
@@ -50,6 +51,8 @@ pub struct BlockCache {
     inner: Option<Cache<Key, Cached, EntryWeighter>>,
     capacity: u64,
     budget: Arc<MetadataBudget>,
+    /// The database's cold-start warm-up, if on: readers sharing the cache share it.
+    warm_up: Option<Arc<WarmUp>>,
 }
 
 impl BlockCache {
@@ -70,7 +73,18 @@ impl BlockCache {
             inner,
             capacity: capacity_bytes as u64,
             budget: Arc::new(MetadataBudget::new(metadata_budget_bytes)),
+            warm_up: None,
         }
+    }
+
+    /// The same cache, whose readers warm their files through `warm_up` (see `warm.rs`).
+    pub fn with_warm_up(mut self, warm_up: Arc<WarmUp>) -> Self {
+        self.warm_up = Some(warm_up);
+        self
+    }
+
+    pub fn warm_up(&self) -> Option<&Arc<WarmUp>> {
+        self.warm_up.as_ref()
     }
 
     fn lookup(&self, file_number: u64, offset: u64) -> Option<Cached> {

@@ -151,7 +151,10 @@ mod tests {
         assert_eq!(t.equal_range(target), (lower, upper));
         // The node `prefetch` loads is the one the search ends in.
         let w = t.prefetch(target);
-        assert!(w.contains(&lower) || lower == w.end, "{lower} outside {w:?}");
+        assert!(
+            w.contains(&lower) || lower == w.end,
+            "{lower} outside {w:?}"
+        );
     }
 
     #[test]

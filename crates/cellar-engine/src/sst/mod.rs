@@ -43,6 +43,7 @@ mod iterator;
 mod meta;
 pub(crate) mod prefetch;
 pub mod reader;
+pub mod warm;
 
 #[cfg(test)]
 mod partition_tests;
@@ -56,6 +57,7 @@ pub use cache::BlockCache;
 pub use format::{BlockHandle, Footer, Properties};
 pub use index::{IndexBlock, IndexEntry};
 pub use reader::{LookupResult, SstIterator, SstReader};
+pub use warm::WarmUp;
 
 use crate::options::{Compression, KeyspaceOptions, Options};
 

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -17,6 +18,7 @@ use crate::sst::format::{
 use crate::sst::index::{IndexBlock, IndexEntry};
 pub use crate::sst::iterator::SstIterator;
 use crate::sst::meta::{count_cache, Meta, Part};
+use crate::sst::warm::WarmthHandle;
 use crate::stats::Counters;
 use crate::types::{self, lookup_key, ValueKind};
 use crate::vfs::RandomAccessFile;
@@ -50,6 +52,8 @@ pub(crate) struct Source {
     counters: Arc<Counters>,
     /// Start of the footer: every block must end at or before it.
     pub meta_limit: u64,
+    /// The file's cold-start warm-up state, when the cache has a warm-up (`warm.rs`).
+    warmth: Option<WarmthHandle>,
 }
 
 pub(super) struct Inner {
@@ -85,9 +89,16 @@ impl Source {
 
     fn pread_as(&self, offset: u64, len: u64, access: Access) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len as usize];
-        match access {
-            Access::Point => self.file.read_exact_at(&mut buf, offset)?,
-            Access::Scan => self.file.read_exact_at_scan(&mut buf, offset)?,
+        match (access, &self.warmth) {
+            // Point reads of a file that may still be warmed are timed: their wait is the
+            // rent that decides when reading the file whole pays.
+            (Access::Point, Some(w)) if w.0.is_cold() => {
+                let started = Instant::now();
+                self.file.read_exact_at(&mut buf, offset)?;
+                w.0.pay(&self.file, started.elapsed());
+            }
+            (Access::Point, _) => self.file.read_exact_at(&mut buf, offset)?,
+            (Access::Scan, _) => self.file.read_exact_at_scan(&mut buf, offset)?,
         }
         Counters::add(&self.counters.device_reads, 1);
         Counters::add(&self.counters.device_read_bytes, len);
@@ -158,6 +169,7 @@ impl SstReader {
             ));
         }
         let meta_limit = size - FOOTER_LEN as u64;
+        let warmth = cache.warm_up().map(|w| w.track(size));
         let src = Source {
             file,
             shared_path: Arc::from(path.as_path()),
@@ -166,6 +178,7 @@ impl SstReader {
             cache,
             counters,
             meta_limit,
+            warmth,
         };
         let raw = src.pread(meta_limit, FOOTER_LEN as u64)?;
         let footer = Footer::decode(&src.path, meta_limit, &raw)?;
@@ -250,6 +263,15 @@ impl SstReader {
     /// A partitioned file's top-level index and the filter partition handles.
     pub fn top_level_index(&self) -> Option<(&IndexBlock, &[BlockHandle])> {
         self.inner.meta.top_level()
+    }
+
+    /// Whether the cold-start warm-up has read this file whole into the page cache.
+    pub fn is_warm(&self) -> bool {
+        self.inner
+            .src
+            .warmth
+            .as_ref()
+            .is_some_and(|w| w.0.is_warm())
     }
 
     pub fn file_size(&self) -> u64 {

@@ -1,0 +1,458 @@
+//! Cold-start warm-up: once the point reads of one SST have spent as much time waiting on
+//! the device as reading the whole file sequentially would take, read the whole file
+//! sequentially into the page cache, in the background, and let later reads find it there.
+//!
+//! Why: point reads advise the kernel not to read ahead (see `vfs/real.rs`), so a cold
+//! database that fits in memory pays one random read per lookup until each block has been
+//! read once. A random 4 KiB read costs ~50 µs at queue depth 1 while a sequential read moves
+//! ~1 GB/s, so after about 64 KiB-worth of sequential time per random read the file would
+//! have been cheaper to read whole. Deciding per file when the rent paid reaches the price of
+//! buying (the ski-rental rule) costs at most twice the better of the two choices made in
+//! hindsight, needs no guess of how many reads will come, and never warms a file that is
+//! read rarely (a slow trickle of reads) or whose reads the page cache already serves (they
+//! take microseconds, so their rent stays small).
+//!
+//! Bounds: the bytes warmed and not yet deleted stay within `Options::warm_up_budget_bytes`
+//! (a share of RAM), so a database larger than memory warms its most-read files and then
+//! stops; one background thread reads one file at a time in `WARM_CHUNK_BYTES` reads with no
+//! readahead, so a lookup waits behind at most one chunk. Warm-up reads only fill the page
+//! cache: their bytes are dropped, an error only ends that file's warm-up (the lookup that
+//! reads the same bytes reports it), and nothing is written.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::sst::budget::MetadataBudget;
+use crate::stats::Counters;
+use crate::vfs::RandomAccessFile;
+
+/// One warm-up read: what a point read queued behind it waits for. With 1 MiB chunks the
+/// warm-up streamed at ~1.1 GB/s but seed 001's cold p99 at 200 reads/s rose from 1.7 to
+/// 2.5 ms; 256 KiB chunks stream at ~0.7 GB/s and kept it at 0.7 ms (benchmarks.md, eighth
+/// session).
+pub const WARM_CHUNK_BYTES: usize = 256 << 10;
+
+/// A file's point reads must have waited at least this long before it is warmed, whatever
+/// its size: below it, reading the file whole is cheap but so is going on with point reads.
+const MIN_RENT: Duration = Duration::from_millis(10);
+
+const COLD: u8 = 0;
+const QUEUED: u8 = 1;
+const WARM: u8 = 2;
+/// A warm-up read failed: the file is not tried again (its budget share is given back).
+const FAILED: u8 = 3;
+/// The reader was dropped (the file was deleted or the database closed).
+const DROPPED: u8 = 4;
+
+/// The warm-up state of one open SST, held by its reader.
+pub struct FileWarmth {
+    state: AtomicU8,
+    /// Nanoseconds its point reads have spent in `pread` since it was last cold.
+    rent_ns: AtomicU64,
+    /// Rent at which the file is warmed: the time a sequential read of it should take.
+    price_ns: u64,
+    size_bytes: u64,
+    warm_up: Arc<WarmUp>,
+}
+
+impl FileWarmth {
+    /// Whether point reads should be timed (only while the file may still be warmed).
+    pub fn is_cold(&self) -> bool {
+        self.state.load(Relaxed) == COLD
+    }
+
+    /// Adds one point read's wait; queues the file for warm-up when the rent reaches its
+    /// price and the budget has room. With no room, the rent starts over: the file is tried
+    /// again after as much time again, when deletions may have freed some budget.
+    pub fn pay(self: &Arc<Self>, file: &Arc<dyn RandomAccessFile>, waited: Duration) {
+        let ns = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+        let rent = self.rent_ns.fetch_add(ns, Relaxed).saturating_add(ns);
+        if rent < self.price_ns {
+            return;
+        }
+        if self
+            .state
+            .compare_exchange(COLD, QUEUED, Relaxed, Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        if !self.warm_up.budget.try_charge(self.size_bytes) {
+            self.rent_ns.store(0, Relaxed);
+            self.state.store(COLD, Relaxed);
+            return;
+        }
+        self.warm_up.enqueue(Job {
+            file: Arc::clone(file),
+            warmth: Arc::clone(self),
+        });
+    }
+
+    pub fn is_warm(&self) -> bool {
+        self.state.load(Relaxed) == WARM
+    }
+
+    /// Ends a failed warm-up: gives its budget back unless the reader already did.
+    fn fail(&self) {
+        if self
+            .state
+            .compare_exchange(QUEUED, FAILED, Relaxed, Relaxed)
+            .is_ok()
+        {
+            self.warm_up.budget.release(self.size_bytes);
+        }
+    }
+}
+
+/// Marks the reader gone, so that a queued or running warm-up of its file stops (the job's
+/// own `Arc` keeps the state alive until then). Held by the SST reader.
+pub struct WarmthHandle(pub Arc<FileWarmth>);
+
+impl Drop for WarmthHandle {
+    fn drop(&mut self) {
+        let prev = self.0.state.swap(DROPPED, Relaxed);
+        if matches!(prev, QUEUED | WARM) {
+            self.0.warm_up.budget.release(self.0.size_bytes);
+        }
+    }
+}
+
+struct Job {
+    file: Arc<dyn RandomAccessFile>,
+    warmth: Arc<FileWarmth>,
+}
+
+#[derive(Default)]
+struct Queue {
+    jobs: VecDeque<Job>,
+    stopping: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+    counters: Arc<Counters>,
+}
+
+/// The database's warm-up: its budget, its queue and its one thread (started on the first
+/// file to warm, stopped by [`WarmUp::shutdown`] or on drop).
+pub struct WarmUp {
+    budget: MetadataBudget,
+    /// Sequential read rate the price of a file assumes (`Options::warm_up_read_bytes_per_sec`).
+    read_bytes_per_sec: u64,
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl WarmUp {
+    pub fn new(budget_bytes: u64, read_bytes_per_sec: u64, counters: Arc<Counters>) -> Self {
+        WarmUp {
+            budget: MetadataBudget::new(budget_bytes),
+            read_bytes_per_sec: read_bytes_per_sec.max(1),
+            shared: Arc::new(Shared {
+                queue: Mutex::new(Queue::default()),
+                wake: Condvar::new(),
+                counters,
+            }),
+            thread: Mutex::new(None),
+        }
+    }
+
+    /// The state of a newly opened file of `size_bytes`: cold, with its price.
+    pub fn track(self: &Arc<Self>, size_bytes: u64) -> WarmthHandle {
+        let secs = size_bytes as f64 / self.read_bytes_per_sec as f64;
+        let price = Duration::from_secs_f64(secs.min(1e6)).max(MIN_RENT);
+        WarmthHandle(Arc::new(FileWarmth {
+            state: AtomicU8::new(COLD),
+            rent_ns: AtomicU64::new(0),
+            price_ns: u64::try_from(price.as_nanos()).unwrap_or(u64::MAX),
+            size_bytes,
+            warm_up: Arc::clone(self),
+        }))
+    }
+
+    /// Bytes of live files warmed or queued (what the budget holds).
+    pub fn used_bytes(&self) -> u64 {
+        self.budget.used_bytes()
+    }
+
+    fn enqueue(&self, job: Job) {
+        let mut q = self.shared.queue.lock();
+        if q.stopping {
+            drop(q);
+            job.warmth.fail();
+            return;
+        }
+        q.jobs.push_back(job);
+        self.shared.wake.notify_one();
+        drop(q);
+        let mut t = self.thread.lock();
+        if t.is_none() {
+            let shared = Arc::clone(&self.shared);
+            match std::thread::Builder::new()
+                .name("cellar-warm-up".into())
+                .spawn(move || run(&shared))
+            {
+                Ok(h) => *t = Some(h),
+                // Without a thread nothing is warmed; the queued files stay queued (their
+                // budget share held) until the reader drops them. Reads are unaffected.
+                Err(_) => self.shared.queue.lock().stopping = true,
+            }
+        }
+    }
+
+    /// Stops the thread after the chunk it is reading and waits for it; queued files are
+    /// left unwarmed. Later files are not warmed.
+    pub fn shutdown(&self) {
+        let jobs = {
+            let mut q = self.shared.queue.lock();
+            q.stopping = true;
+            self.shared.wake.notify_all();
+            std::mem::take(&mut q.jobs)
+        };
+        for job in jobs {
+            job.warmth.fail();
+        }
+        if let Some(t) = self.thread.lock().take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for WarmUp {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl std::fmt::Debug for WarmUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WarmUp")
+            .field("budget", &self.budget)
+            .field("read_bytes_per_sec", &self.read_bytes_per_sec)
+            .finish()
+    }
+}
+
+fn run(shared: &Shared) {
+    let mut buf = vec![0u8; WARM_CHUNK_BYTES];
+    loop {
+        let job = {
+            let mut q = shared.queue.lock();
+            loop {
+                if q.stopping {
+                    return;
+                }
+                if let Some(j) = q.jobs.pop_front() {
+                    break j;
+                }
+                shared.wake.wait(&mut q);
+            }
+        };
+        warm_file(shared, &job, &mut buf);
+    }
+}
+
+/// Reads `job`'s file front to back, stopping early if the reader is dropped or the
+/// database shuts down.
+fn warm_file(shared: &Shared, job: &Job, buf: &mut [u8]) {
+    let size = job.file.size();
+    let mut offset = 0u64;
+    while offset < size {
+        if job.warmth.state.load(Relaxed) != QUEUED || shared.queue.lock().stopping {
+            job.warmth.fail();
+            return;
+        }
+        let n = (size - offset).min(buf.len() as u64) as usize;
+        if job.file.read_exact_at(&mut buf[..n], offset).is_err() {
+            job.warmth.fail();
+            return;
+        }
+        offset += n as u64;
+        Counters::add(&shared.counters.warm_up_bytes, n as u64);
+    }
+    if job
+        .warmth
+        .state
+        .compare_exchange(QUEUED, WARM, Relaxed, Relaxed)
+        .is_ok()
+    {
+        Counters::add(&shared.counters.warm_ups, 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Instant;
+
+    use super::*;
+    use crate::error::{Error, Result};
+
+    /// A file of `size` bytes whose reads are counted, fail if `failing`, and take `delay`.
+    struct TestFile {
+        size: u64,
+        reads: AtomicUsize,
+        failing: bool,
+        delay: Duration,
+    }
+
+    impl RandomAccessFile for TestFile {
+        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+            self.reads.fetch_add(1, Relaxed);
+            std::thread::sleep(self.delay);
+            if self.failing || offset + buf.len() as u64 > self.size {
+                return Err(Error::Io {
+                    path: "test".into(),
+                    source: Arc::new(std::io::Error::other("test read error")),
+                });
+            }
+            buf.fill(7);
+            Ok(())
+        }
+        fn size(&self) -> u64 {
+            self.size
+        }
+    }
+
+    fn file(size: u64, failing: bool) -> Arc<dyn RandomAccessFile> {
+        Arc::new(TestFile {
+            size,
+            reads: AtomicUsize::new(0),
+            failing,
+            delay: Duration::ZERO,
+        })
+    }
+
+    fn warm_up(budget: u64) -> (Arc<WarmUp>, Arc<Counters>) {
+        let counters = Arc::new(Counters::default());
+        // 1 MB/s: a file's price is a second of rent per MB.
+        let w = Arc::new(WarmUp::new(budget, 1_000_000, Arc::clone(&counters)));
+        (w, counters)
+    }
+
+    fn wait_until(what: &str, done: impl Fn() -> bool) {
+        let start = Instant::now();
+        while !done() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "timed out: {what}"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_file_is_warmed_once_its_rent_reaches_its_price() {
+        let (w, counters) = warm_up(1 << 30);
+        let size = (3 << 20) + 5;
+        let f = file(size, false);
+        let h = w.track(size);
+        assert_eq!(h.0.price_ns, 3_145_733_000);
+        // Rent below the price: nothing happens.
+        h.0.pay(&f, Duration::from_secs(2));
+        assert!(h.0.is_cold());
+        assert_eq!(w.used_bytes(), 0);
+        h.0.pay(&f, Duration::from_millis(1146));
+        wait_until("warm", || h.0.is_warm());
+        assert_eq!(counters.warm_ups.load(Relaxed), 1);
+        assert_eq!(counters.warm_up_bytes.load(Relaxed), size);
+        assert_eq!(w.used_bytes(), size);
+        // A warm file is not timed nor warmed again.
+        h.0.pay(&f, Duration::from_secs(10));
+        assert_eq!(counters.warm_ups.load(Relaxed), 1);
+        drop(h);
+        assert_eq!(w.used_bytes(), 0, "deleting a warm file frees its budget");
+        w.shutdown();
+    }
+
+    #[test]
+    fn small_files_pay_the_minimum_rent() {
+        let (w, _) = warm_up(1 << 30);
+        let h = w.track(100);
+        assert_eq!(h.0.price_ns, MIN_RENT.as_nanos() as u64);
+    }
+
+    #[test]
+    fn a_file_over_the_budget_is_not_warmed_and_its_rent_starts_over() {
+        let (w, counters) = warm_up(1000);
+        let f = file(2000, false);
+        let h = w.track(2000);
+        h.0.pay(&f, Duration::from_secs(1));
+        assert!(h.0.is_cold());
+        assert_eq!(h.0.rent_ns.load(Relaxed), 0);
+        assert_eq!(w.used_bytes(), 0);
+        // Another file that fits is warmed.
+        let g = file(900, false);
+        let hg = w.track(900);
+        hg.0.pay(&g, Duration::from_secs(1));
+        wait_until("warm", || hg.0.is_warm());
+        assert_eq!(w.used_bytes(), 900);
+        assert_eq!(counters.warm_ups.load(Relaxed), 1);
+        w.shutdown();
+    }
+
+    #[test]
+    fn a_failed_read_ends_the_warm_up_and_gives_the_budget_back() {
+        let (w, counters) = warm_up(1 << 30);
+        let f = file(5000, true);
+        let h = w.track(5000);
+        h.0.pay(&f, Duration::from_secs(1));
+        wait_until("failed", || h.0.state.load(Relaxed) == FAILED);
+        assert_eq!(w.used_bytes(), 0);
+        assert_eq!(counters.warm_ups.load(Relaxed), 0);
+        // Not tried again.
+        h.0.pay(&f, Duration::from_secs(1));
+        assert_eq!(h.0.state.load(Relaxed), FAILED);
+        drop(h);
+        assert_eq!(w.used_bytes(), 0, "released once, not twice");
+        w.shutdown();
+    }
+
+    #[test]
+    fn after_shutdown_nothing_is_warmed_and_nothing_is_held() {
+        let (w, counters) = warm_up(1 << 30);
+        w.shutdown();
+        let f = file(5000, false);
+        let h = w.track(5000);
+        h.0.pay(&f, Duration::from_secs(1));
+        assert_eq!(h.0.state.load(Relaxed), FAILED);
+        assert_eq!(w.used_bytes(), 0);
+        assert_eq!(counters.warm_up_bytes.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn a_dropped_reader_stops_its_warm_up() {
+        let (w, _) = warm_up(1 << 30);
+        // Ten chunks of 100 ms each: the handle is dropped long before the last.
+        let size = 10 * WARM_CHUNK_BYTES as u64;
+        let slow = Arc::new(TestFile {
+            size,
+            reads: AtomicUsize::new(0),
+            failing: false,
+            delay: Duration::from_millis(100),
+        });
+        let f: Arc<dyn RandomAccessFile> = slow.clone();
+        let h = w.track(size);
+        let warmth = Arc::clone(&h.0);
+        h.0.pay(&f, Duration::from_secs(100));
+        assert_eq!(w.used_bytes(), size);
+        wait_until("the first chunk", || slow.reads.load(Relaxed) >= 1);
+        drop(h);
+        assert_eq!(w.used_bytes(), 0);
+        wait_until("the job ends", || Arc::strong_count(&warmth) == 1);
+        assert_eq!(
+            slow.reads.load(Relaxed),
+            1,
+            "stopped after the chunk it was reading"
+        );
+        assert!(!warmth.is_warm());
+        assert_eq!(w.used_bytes(), 0, "the job's end does not release again");
+        w.shutdown();
+    }
+}
