@@ -168,6 +168,23 @@ pub struct Deltas {
     pub stall_micros: Option<u64>,
     pub wal_syncs: Option<u64>,
     pub resident_index_filter_bytes: Option<u64>,
+    /// Files Cellar's cold-start warm-up read whole during the run, and their bytes.
+    pub warm_ups: Option<u64>,
+    pub warm_up_bytes: Option<u64>,
+}
+
+impl Deltas {
+    /// A note for the record when the engine warmed files during the run: its reads then
+    /// did not all go to the device.
+    pub fn warm_up_note(&self) -> Option<String> {
+        match (self.warm_ups, self.warm_up_bytes) {
+            (Some(files), Some(bytes)) if bytes > 0 => Some(format!(
+                "cold-start warm-up read {files} files whole during the run ({:.0} MB)",
+                bytes as f64 / 1e6
+            )),
+            _ => None,
+        }
+    }
 }
 
 impl Probe {
@@ -214,6 +231,8 @@ impl Probe {
             stall_micros: delta(self.stats.stall_micros, after.stall_micros),
             wal_syncs: delta(self.stats.wal_syncs, after.wal_syncs),
             resident_index_filter_bytes: after.resident_index_filter_bytes,
+            warm_ups: delta(self.stats.warm_ups, after.warm_ups),
+            warm_up_bytes: delta(self.stats.warm_up_bytes, after.warm_up_bytes),
         }
     }
 }
@@ -221,6 +240,21 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warm_up_note_only_when_the_engine_warmed_files() {
+        let mut d = Deltas::default();
+        assert_eq!(d.warm_up_note(), None, "an engine without the counters");
+        d.warm_ups = Some(0);
+        d.warm_up_bytes = Some(0);
+        assert_eq!(d.warm_up_note(), None, "nothing warmed");
+        d.warm_ups = Some(2);
+        d.warm_up_bytes = Some(130_000_000);
+        assert_eq!(
+            d.warm_up_note().as_deref(),
+            Some("cold-start warm-up read 2 files whole during the run (130 MB)")
+        );
+    }
 
     #[test]
     fn share_splits_exactly() {

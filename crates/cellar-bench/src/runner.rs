@@ -317,6 +317,9 @@ impl<'a> Runner<'a> {
         dir: &Path,
     ) -> Result<Record> {
         let cfg = self.cfg;
+        if let Some(note) = d.warm_up_note() {
+            self.notes.push(note);
+        }
         let r = Record {
             engine: self.engine.clone(),
             engine_options: self.engine_options(),
