@@ -258,12 +258,17 @@ fn max_rate(spec: &Spec, dir: &Path) -> Result<Vec<Line>> {
                 None => {
                     let stream = Stream::RateStep(measured.len() as u64);
                     let p = plan(spec, rps, spec.step_seconds);
-                    let out = cold(spec, dir, |e| {
-                        openloop::run(&p, |j| read(e, spec, stream, j))
+                    let (out, warmed) = cold(spec, dir, |e| {
+                        let out = openloop::run(&p, |j| read(e, spec, stream, j))?;
+                        Ok((out, e.stats().warm_up_bytes))
                     })?;
-                    let s = Step::from_outcome(rps, &out);
+                    let mut s = Step::from_outcome(rps, &out);
+                    s.warm_up_bytes = warmed;
+                    let warm_note = warmed
+                        .map(|b| format!(", warm-up {:.0} MB", b as f64 / 1e6))
+                        .unwrap_or_default();
                     eprintln!(
-                        "[{}] step {rps}/s: achieved {:.0}/s, p50 {:.0} µs, p99 {:.0} µs, {} unserved",
+                        "[{}] step {rps}/s: achieved {:.0}/s, p50 {:.0} µs, p99 {:.0} µs, {} unserved{warm_note}",
                         spec.engine, s.achieved_rps, s.p50_us, s.p99_us, s.unserved
                     );
                     measured.insert(rps, s.clone());

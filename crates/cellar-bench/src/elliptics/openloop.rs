@@ -168,6 +168,9 @@ pub struct Step {
     pub max_us: f64,
     pub completed: u64,
     pub unserved: u64,
+    /// Bytes the engine's cold-start warm-up read during the step (Cellar), if it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_up_bytes: Option<u64>,
 }
 
 impl Step {
@@ -181,6 +184,7 @@ impl Step {
             max_us: o.latency.quantile_us(1.0),
             completed: o.completed,
             unserved: o.unserved,
+            warm_up_bytes: None,
         }
     }
 }
@@ -350,6 +354,7 @@ mod tests {
             max_us: 80.0,
             completed: 10,
             unserved: 0,
+            warm_up_bytes: None,
         };
         let c = Criterion {
             quantile: 0.5,
