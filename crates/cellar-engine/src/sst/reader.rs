@@ -92,7 +92,8 @@ impl Source {
         match (access, &self.warmth) {
             // Point reads of a file that may still be warmed are timed: their wait is the
             // rent that decides when reading the file whole pays.
-            (Access::Point, Some(w)) if w.0.is_cold() => {
+            (Access::Point, Some(w)) if w.0.reads_disk() => {
+                let _in_flight = w.0.point_read();
                 let started = Instant::now();
                 self.file.read_exact_at(&mut buf, offset)?;
                 w.0.pay(&self.file, started.elapsed());
