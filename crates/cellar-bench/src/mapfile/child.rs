@@ -170,7 +170,7 @@ fn lookups(name: &str, dir: &Path, spec: &Spec, bucket: usize) -> Result<PeerLin
     let mut all = Latency::default();
     let mut per_iteration = Vec::new();
     let mut found = 0u64;
-    let mut reads = Vec::new();
+    let mut stats = Vec::new();
     for it in 0..spec.iterations {
         let sample = peer_keys::sample(spec.seed, spec.records, per, u64::from(it));
         let keys: Vec<Vec<u8>> = sample
@@ -207,7 +207,7 @@ fn lookups(name: &str, dir: &Path, spec: &Spec, bucket: usize) -> Result<PeerLin
                 all.record(t0.elapsed());
             }
             let seconds = start.elapsed().as_secs_f64();
-            reads.push(e.stats());
+            stats.push(e.stats());
             Ok(seconds)
         })?;
         line.seconds += seconds;
@@ -220,7 +220,7 @@ fn lookups(name: &str, dir: &Path, spec: &Spec, bucket: usize) -> Result<PeerLin
     }
     line.found = Some(found);
     line.iterations_ops_per_sec = Some(per_iteration);
-    if let Some(note) = read_note(&reads, per) {
+    if let Some(note) = read_note(&stats, per) {
         line.notes.push(note);
     }
     line.finish(&all);

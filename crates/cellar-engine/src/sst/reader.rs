@@ -96,7 +96,7 @@ impl Source {
                 let _in_flight = w.0.point_read();
                 let started = Instant::now();
                 self.file.read_exact_at(&mut buf, offset)?;
-                w.0.pay(&self.file, started.elapsed());
+                w.0.pay(started.elapsed());
             }
             (Access::Point, _) => self.file.read_exact_at(&mut buf, offset)?,
             (Access::Scan, _) => self.file.read_exact_at_scan(&mut buf, offset)?,
@@ -170,7 +170,7 @@ impl SstReader {
             ));
         }
         let meta_limit = size - FOOTER_LEN as u64;
-        let warmth = cache.warm_up().map(|w| w.track(size));
+        let warmth = cache.warm_up().map(|w| w.track(&file));
         let src = Source {
             file,
             shared_path: Arc::from(path.as_path()),
@@ -264,15 +264,6 @@ impl SstReader {
     /// A partitioned file's top-level index and the filter partition handles.
     pub fn top_level_index(&self) -> Option<(&IndexBlock, &[BlockHandle])> {
         self.inner.meta.top_level()
-    }
-
-    /// Whether the cold-start warm-up has read this file whole into the page cache.
-    pub fn is_warm(&self) -> bool {
-        self.inner
-            .src
-            .warmth
-            .as_ref()
-            .is_some_and(|w| w.0.is_warm())
     }
 
     pub fn file_size(&self) -> u64 {

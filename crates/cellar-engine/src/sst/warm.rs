@@ -8,9 +8,9 @@
 //! ~1 GB/s, so after about 64 KiB-worth of sequential time per random read the file would
 //! have been cheaper to read whole. Deciding per file when the rent paid reaches the price of
 //! buying (the ski-rental rule) costs at most twice the better of the two choices made in
-//! hindsight, needs no guess of how many reads will come, and never warms a file that is
-//! read rarely (a slow trickle of reads) or whose reads the page cache already serves (they
-//! take microseconds, so their rent stays small).
+//! hindsight, and needs no guess of how many reads will come. A file read rarely is warmed
+//! only once its few reads have waited that long in all, and one whose reads the page cache
+//! already serves hardly ever (they take microseconds, so its rent stays small).
 //!
 //! Bounds: the bytes warmed and not yet deleted stay within `Options::warm_up_budget_bytes`
 //! (a share of RAM), so a database larger than memory warms its most-read files and then
@@ -33,10 +33,10 @@ use crate::sst::budget::MetadataBudget;
 use crate::stats::Counters;
 use crate::vfs::RandomAccessFile;
 
-/// One warm-up read: what a point read queued behind it waits for. With 1 MiB chunks the
-/// warm-up streamed at ~1.1 GB/s but seed 001's cold p99 at 200 reads/s rose from 1.7 to
-/// 2.5 ms; 256 KiB chunks stream at ~0.7 GB/s and kept it at 0.7 ms (benchmarks.md, eighth
-/// session).
+/// One warm-up read: what a point read queued behind it waits for. In one round each, seed
+/// 001's cold p99 at 200 reads/s was 2.5 ms with 1 MiB chunks (~1.1 GB/s) and 0.68 ms with
+/// 256 KiB (~0.6–0.7 GB/s); later runs of 256 KiB spread over 0.64–2.5 ms (benchmarks.md,
+/// eighth session), so the choice rests on that one round and on the shorter worst wait.
 pub const WARM_CHUNK_BYTES: usize = 256 << 10;
 
 /// A file's point reads must have waited at least this long before it is warmed, whatever
@@ -56,14 +56,14 @@ const FAILED: u8 = 3;
 /// The reader was dropped (the file was deleted or the database closed).
 const DROPPED: u8 = 4;
 
-/// The warm-up state of one open SST, held by its reader.
+/// The warm-up state of one open SST, held by its reader (and by its queued warm-up).
 pub struct FileWarmth {
+    file: Arc<dyn RandomAccessFile>,
     state: AtomicU8,
     /// Nanoseconds its point reads have spent in `pread` since it was last cold.
     rent_ns: AtomicU64,
     /// Rent at which the file is warmed: the time a sequential read of it should take.
     price_ns: u64,
-    size_bytes: u64,
     warm_up: Arc<WarmUp>,
 }
 
@@ -88,7 +88,7 @@ impl FileWarmth {
     /// Adds one point read's wait; queues the file for warm-up when the rent reaches its
     /// price and the budget has room. With no room, the rent starts over: the file is tried
     /// again after as much time again, when deletions may have freed some budget.
-    pub fn pay(self: &Arc<Self>, file: &Arc<dyn RandomAccessFile>, waited: Duration) {
+    pub fn pay(self: &Arc<Self>, waited: Duration) {
         if !self.is_cold() {
             return;
         }
@@ -104,15 +104,17 @@ impl FileWarmth {
         {
             return;
         }
-        if !self.warm_up.budget.try_charge(self.size_bytes) {
+        if !self.warm_up.budget.try_charge(self.size_bytes()) {
             self.rent_ns.store(0, Relaxed);
             self.state.store(COLD, Relaxed);
             return;
         }
-        self.warm_up.enqueue(Job {
-            file: Arc::clone(file),
-            warmth: Arc::clone(self),
-        });
+        self.warm_up.enqueue(Arc::clone(self));
+    }
+
+    /// What the file charges to the budget while warm or queued.
+    fn size_bytes(&self) -> u64 {
+        self.file.size()
     }
 
     pub fn is_warm(&self) -> bool {
@@ -126,7 +128,7 @@ impl FileWarmth {
             .compare_exchange(QUEUED, FAILED, Relaxed, Relaxed)
             .is_ok()
         {
-            self.warm_up.budget.release(self.size_bytes);
+            self.warm_up.budget.release(self.size_bytes());
         }
     }
 }
@@ -139,7 +141,7 @@ impl Drop for WarmthHandle {
     fn drop(&mut self) {
         let prev = self.0.state.swap(DROPPED, Relaxed);
         if matches!(prev, QUEUED | WARM) {
-            self.0.warm_up.budget.release(self.0.size_bytes);
+            self.0.warm_up.budget.release(self.0.size_bytes());
         }
     }
 }
@@ -153,10 +155,8 @@ impl Drop for InFlight<'_> {
     }
 }
 
-struct Job {
-    file: Arc<dyn RandomAccessFile>,
-    warmth: Arc<FileWarmth>,
-}
+/// A file queued for warm-up.
+type Job = Arc<FileWarmth>;
 
 #[derive(Default)]
 struct Queue {
@@ -197,15 +197,15 @@ impl WarmUp {
         }
     }
 
-    /// The state of a newly opened file of `size_bytes`: cold, with its price.
-    pub fn track(self: &Arc<Self>, size_bytes: u64) -> WarmthHandle {
-        let secs = size_bytes as f64 / self.read_bytes_per_sec as f64;
+    /// The state of a newly opened file: cold, with its price.
+    pub fn track(self: &Arc<Self>, file: &Arc<dyn RandomAccessFile>) -> WarmthHandle {
+        let secs = file.size() as f64 / self.read_bytes_per_sec as f64;
         let price = Duration::from_secs_f64(secs.min(1e6)).max(MIN_RENT);
         WarmthHandle(Arc::new(FileWarmth {
+            file: Arc::clone(file),
             state: AtomicU8::new(COLD),
             rent_ns: AtomicU64::new(0),
             price_ns: u64::try_from(price.as_nanos()).unwrap_or(u64::MAX),
-            size_bytes,
             warm_up: Arc::clone(self),
         }))
     }
@@ -219,7 +219,7 @@ impl WarmUp {
         let mut q = self.shared.queue.lock();
         if q.stopping {
             drop(q);
-            job.warmth.fail();
+            job.fail();
             return;
         }
         q.jobs.push_back(job);
@@ -250,7 +250,7 @@ impl WarmUp {
             std::mem::take(&mut q.jobs)
         };
         for job in jobs {
-            job.warmth.fail();
+            job.fail();
         }
         if let Some(t) = self.thread.lock().take() {
             let _ = t.join();
@@ -305,20 +305,20 @@ fn yield_to_point_reads(shared: &Shared, last_chunk: Duration) {
 
 /// Reads `job`'s file front to back, stopping early if the reader is dropped or the
 /// database shuts down.
-fn warm_file(shared: &Shared, job: &Job, buf: &mut [u8]) {
-    let size = job.file.size();
+fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8]) {
+    let size = job.size_bytes();
     let mut offset = 0u64;
     let mut last_chunk = Duration::ZERO;
     while offset < size {
         yield_to_point_reads(shared, last_chunk);
-        if job.warmth.state.load(Relaxed) != QUEUED || shared.queue.lock().stopping {
-            job.warmth.fail();
+        if job.state.load(Relaxed) != QUEUED || shared.queue.lock().stopping {
+            job.fail();
             return;
         }
         let n = (size - offset).min(buf.len() as u64) as usize;
         let started = Instant::now();
         if job.file.read_exact_at(&mut buf[..n], offset).is_err() {
-            job.warmth.fail();
+            job.fail();
             return;
         }
         last_chunk = started.elapsed();
@@ -326,7 +326,6 @@ fn warm_file(shared: &Shared, job: &Job, buf: &mut [u8]) {
         Counters::add(&shared.counters.warm_up_bytes, n as u64);
     }
     if job
-        .warmth
         .state
         .compare_exchange(QUEUED, WARM, Relaxed, Relaxed)
         .is_ok()
@@ -401,19 +400,19 @@ mod tests {
         let (w, counters) = warm_up(1 << 30);
         let size = (3 << 20) + 5;
         let f = file(size, false);
-        let h = w.track(size);
+        let h = w.track(&f);
         assert_eq!(h.0.price_ns, 3_145_733_000);
         // Rent below the price: nothing happens.
-        h.0.pay(&f, Duration::from_secs(2));
+        h.0.pay(Duration::from_secs(2));
         assert!(h.0.is_cold());
         assert_eq!(w.used_bytes(), 0);
-        h.0.pay(&f, Duration::from_millis(1146));
+        h.0.pay(Duration::from_millis(1146));
         wait_until("warm", || h.0.is_warm());
         assert_eq!(counters.warm_ups.load(Relaxed), 1);
         assert_eq!(counters.warm_up_bytes.load(Relaxed), size);
         assert_eq!(w.used_bytes(), size);
         // A warm file is not timed nor warmed again.
-        h.0.pay(&f, Duration::from_secs(10));
+        h.0.pay(Duration::from_secs(10));
         assert_eq!(counters.warm_ups.load(Relaxed), 1);
         drop(h);
         assert_eq!(w.used_bytes(), 0, "deleting a warm file frees its budget");
@@ -423,7 +422,7 @@ mod tests {
     #[test]
     fn the_warm_up_yields_to_busy_point_reads_for_a_bounded_time() {
         let (w, _) = warm_up(1 << 30);
-        let h = w.track(100);
+        let h = w.track(&file(100, false));
         let shared = &w.shared;
         // Idle disk: no wait.
         let t = Instant::now();
@@ -445,7 +444,7 @@ mod tests {
     #[test]
     fn small_files_pay_the_minimum_rent() {
         let (w, _) = warm_up(1 << 30);
-        let h = w.track(100);
+        let h = w.track(&file(100, false));
         assert_eq!(h.0.price_ns, MIN_RENT.as_nanos() as u64);
     }
 
@@ -453,15 +452,15 @@ mod tests {
     fn a_file_over_the_budget_is_not_warmed_and_its_rent_starts_over() {
         let (w, counters) = warm_up(1000);
         let f = file(2000, false);
-        let h = w.track(2000);
-        h.0.pay(&f, Duration::from_secs(1));
+        let h = w.track(&f);
+        h.0.pay(Duration::from_secs(1));
         assert!(h.0.is_cold());
         assert_eq!(h.0.rent_ns.load(Relaxed), 0);
         assert_eq!(w.used_bytes(), 0);
         // Another file that fits is warmed.
         let g = file(900, false);
-        let hg = w.track(900);
-        hg.0.pay(&g, Duration::from_secs(1));
+        let hg = w.track(&g);
+        hg.0.pay(Duration::from_secs(1));
         wait_until("warm", || hg.0.is_warm());
         assert_eq!(w.used_bytes(), 900);
         assert_eq!(counters.warm_ups.load(Relaxed), 1);
@@ -472,13 +471,13 @@ mod tests {
     fn a_failed_read_ends_the_warm_up_and_gives_the_budget_back() {
         let (w, counters) = warm_up(1 << 30);
         let f = file(5000, true);
-        let h = w.track(5000);
-        h.0.pay(&f, Duration::from_secs(1));
+        let h = w.track(&f);
+        h.0.pay(Duration::from_secs(1));
         wait_until("failed", || h.0.state.load(Relaxed) == FAILED);
         assert_eq!(w.used_bytes(), 0);
         assert_eq!(counters.warm_ups.load(Relaxed), 0);
         // Not tried again.
-        h.0.pay(&f, Duration::from_secs(1));
+        h.0.pay(Duration::from_secs(1));
         assert_eq!(h.0.state.load(Relaxed), FAILED);
         drop(h);
         assert_eq!(w.used_bytes(), 0, "released once, not twice");
@@ -490,8 +489,8 @@ mod tests {
         let (w, counters) = warm_up(1 << 30);
         w.shutdown();
         let f = file(5000, false);
-        let h = w.track(5000);
-        h.0.pay(&f, Duration::from_secs(1));
+        let h = w.track(&f);
+        h.0.pay(Duration::from_secs(1));
         assert_eq!(h.0.state.load(Relaxed), FAILED);
         assert_eq!(w.used_bytes(), 0);
         assert_eq!(counters.warm_up_bytes.load(Relaxed), 0);
@@ -509,9 +508,9 @@ mod tests {
             delay: Duration::from_millis(100),
         });
         let f: Arc<dyn RandomAccessFile> = slow.clone();
-        let h = w.track(size);
+        let h = w.track(&f);
         let warmth = Arc::clone(&h.0);
-        h.0.pay(&f, Duration::from_secs(100));
+        h.0.pay(Duration::from_secs(100));
         assert_eq!(w.used_bytes(), size);
         wait_until("the first chunk", || slow.reads.load(Relaxed) >= 1);
         drop(h);
