@@ -9,6 +9,9 @@ pub struct Counters {
     /// `pread`s issued against SST files (block cache misses, possibly coalesced).
     pub device_reads: AtomicU64,
     pub device_read_bytes: AtomicU64,
+    /// Of `device_reads`, the point reads the OS served from its page cache without
+    /// waiting on the disk (`RandomAccessFile::read_cached_at`).
+    pub page_cache_reads: AtomicU64,
     pub block_cache_hits: AtomicU64,
     pub block_cache_misses: AtomicU64,
     /// Point lookups a bloom filter answered "absent" without touching a block.
@@ -60,6 +63,8 @@ pub struct KeyspaceStats {
 pub struct Stats {
     pub device_reads: u64,
     pub device_read_bytes: u64,
+    /// Of `device_reads`, the point reads the page cache served without waiting on the disk.
+    pub page_cache_reads: u64,
     pub block_cache_hits: u64,
     pub block_cache_misses: u64,
     pub block_cache_bytes: u64,
@@ -101,6 +106,7 @@ impl Counters {
     pub fn snapshot_into(&self, s: &mut Stats) {
         s.device_reads = self.device_reads.load(Relaxed);
         s.device_read_bytes = self.device_read_bytes.load(Relaxed);
+        s.page_cache_reads = self.page_cache_reads.load(Relaxed);
         s.block_cache_hits = self.block_cache_hits.load(Relaxed);
         s.block_cache_misses = self.block_cache_misses.load(Relaxed);
         s.bloom_negatives = self.bloom_negatives.load(Relaxed);

@@ -186,3 +186,47 @@ fn no_warm_up_without_budget() {
     assert_eq!(stats.warm_up_budget_used_bytes, 0);
     db.close().expect("close");
 }
+
+/// A point read the page cache serves is counted apart from one that waited on the disk
+/// (`Stats::page_cache_reads`): `multi_get` spreads a batch over threads only for the latter.
+#[test]
+fn point_reads_the_page_cache_serves_are_counted_apart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = Options {
+        block_cache_size_bytes: 0,
+        warm_up_budget_bytes: 0,
+        ..Options::default()
+    };
+    let (db, sst) = db_of_one_sst(dir.path(), opts);
+    let ks = db.default_keyspace();
+    let get = || {
+        let got = db
+            .get(&ks, b"key00012345", &ReadOptions::default())
+            .expect("get");
+        assert_eq!(got.as_deref(), Some(format!("{:0100}", 12345).as_bytes()));
+    };
+    evict(&sst);
+    if resident_pages(&sst) != 0 {
+        eprintln!("skipped: this file system keeps the SST's pages cached after DONTNEED");
+        return;
+    }
+    let s0 = db.stats();
+    get();
+    let s1 = db.stats();
+    assert!(s1.device_reads > s0.device_reads);
+    assert_eq!(
+        s1.page_cache_reads, s0.page_cache_reads,
+        "nothing was cached"
+    );
+    // The same lookup again: every block it reads is now in the page cache.
+    get();
+    let s2 = db.stats();
+    let reads = s2.device_reads - s1.device_reads;
+    let cached = s2.page_cache_reads - s1.page_cache_reads;
+    if cached == 0 {
+        eprintln!("skipped: this file system serves no RWF_NOWAIT reads");
+        return;
+    }
+    assert_eq!(cached, reads, "every read of the second lookup was cached");
+    db.close().expect("close");
+}

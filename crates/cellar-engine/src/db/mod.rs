@@ -98,8 +98,11 @@ pub(crate) struct DbInner {
     pub snapshots: Arc<Mutex<BTreeMap<SeqNo, usize>>>,
     /// Serves large `multi_get` batches in parallel (`Options::multi_get_threads`).
     pub multi_get_pool: Option<rayon::ThreadPool>,
-    /// Block-cache miss share of the last `multi_get` (per mille): decides the next one's
+    /// Share (per mille) of the last `multi_get`'s block lookups that waited on the disk
+    /// (missed both the block cache and the page cache): decides the next one's
     /// parallelism. Starts high so that a cold database goes parallel at once.
+    pub multi_get_wait_permille: AtomicU64,
+    /// Block cache miss share of the last `multi_get` (per mille), for the same decision.
     pub multi_get_miss_permille: AtomicU64,
     /// Per keyspace: the layer above's compaction filter (`Db::set_compaction_filter`).
     pub compaction_filters: RwLock<HashMap<u32, Arc<dyn crate::compaction::CompactionFilter>>>,

@@ -368,6 +368,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
         bg_cv: Condvar::new(),
         snapshots: Arc::new(Mutex::new(BTreeMap::new())),
         multi_get_pool: multi_get_pool(opts.multi_get_threads)?,
+        multi_get_wait_permille: AtomicU64::new(1000),
         multi_get_miss_permille: AtomicU64::new(1000),
         compaction_filters: Default::default(),
         poisoned: Default::default(),

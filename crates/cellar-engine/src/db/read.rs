@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use smallvec::SmallVec;
@@ -201,25 +201,69 @@ fn probe_files<'a>(
     level0.chain(deeper)
 }
 
-/// A batch goes parallel when at least this share (per mille) of the previous batch's
-/// block lookups missed the cache.
-const PARALLEL_MISS_PERMILLE: u64 = 100;
-
-fn cache_counts(inner: &DbInner) -> (u64, u64) {
-    (
-        inner.counters.block_cache_hits.load(Ordering::Relaxed),
-        inner.counters.block_cache_misses.load(Ordering::Relaxed),
-    )
+/// Block lookups so far, those that waited on the disk (block cache misses the page cache
+/// could not serve either), and block cache misses.
+fn read_counts(inner: &DbInner) -> (u64, u64, u64) {
+    let c = &inner.counters;
+    let misses = c.block_cache_misses.load(Ordering::Relaxed);
+    let lookups = c.block_cache_hits.load(Ordering::Relaxed) + misses;
+    let waited = c
+        .device_reads
+        .load(Ordering::Relaxed)
+        .saturating_sub(c.page_cache_reads.load(Ordering::Relaxed));
+    (lookups, waited, misses)
 }
 
-/// Below this many keys per thread, splitting a batch costs more than it saves (when most
-/// lookups hit the block cache).
+/// How the previous `multi_get` went: the shares (per mille) of its block lookups that
+/// waited on the disk and that missed the block cache. The next batch's parallelism follows
+/// from them, on the guess that consecutive batches look alike.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LastBatch {
+    pub wait_permille: u64,
+    pub miss_permille: u64,
+}
+
+/// A batch waits on the disk when at least this share (per mille) of the previous batch's
+/// block lookups did: then more threads mean more reads in flight.
+const WAIT_PERMILLE: u64 = 100;
+
+/// When at least this share (per mille) of the previous batch's block lookups waited on the
+/// disk, lookups mostly wait on reads: one key per thread then keeps the most reads in
+/// flight (a 10-key bucket reaches queue depth 10 instead of 1).
+const IO_BOUND_WAIT_PERMILLE: u64 = 500;
+
+/// A batch that does not wait but misses the block cache this often (per mille) spends its
+/// time reading blocks from the page cache, checking and decompressing them: CPU work, worth
+/// splitting over the cores when there is enough of it.
+const CPU_BOUND_MISS_PERMILLE: u64 = 100;
+
+/// Below this many keys per thread, splitting a batch costs more than it saves (when the
+/// lookups are served from memory).
 const MIN_KEYS_PER_THREAD: usize = 8;
 
-/// When at least this share (per mille) of the previous batch's block lookups missed the
-/// cache, lookups mostly wait on reads: one key per thread then keeps the most reads in
-/// flight (a 10-key bucket reaches queue depth 10 instead of 1).
-const IO_BOUND_MISS_PERMILLE: u64 = 500;
+impl LastBatch {
+    /// Threads (contiguous runs of the sorted keys) to serve `keys` keys with, given a pool of
+    /// `pool` threads. Measured on seed 000's 10-key buckets served by the page cache: 106 K
+    /// keys/s spread over threads, 163 K on the calling thread; 1000-key buckets there need
+    /// the cores (272 K/s spread, 124 K on one thread).
+    pub fn threads_for(self, keys: usize, pool: usize) -> usize {
+        let n = if self.wait_permille >= IO_BOUND_WAIT_PERMILLE {
+            keys
+        } else if self.wait_permille >= WAIT_PERMILLE {
+            keys / MIN_KEYS_PER_THREAD
+        } else if self.miss_permille >= CPU_BOUND_MISS_PERMILLE {
+            (keys / MIN_KEYS_PER_THREAD).min(cores())
+        } else {
+            1
+        };
+        n.clamp(1, pool.max(1))
+    }
+}
+
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 /// Newest entry visible at `seq` for each of `sorted` (ascending, distinct user keys), one
 /// pass per file.
@@ -312,30 +356,31 @@ impl Db {
                 .map(|(k, r)| resolve(r, cursors.max_covering_seq(k, seq)))
                 .collect())
         };
-        let (hits0, misses0) = cache_counts(inner);
-        let miss_permille = inner.multi_get_miss_permille.load(Ordering::Relaxed);
-        let min_keys = if miss_permille >= IO_BOUND_MISS_PERMILLE {
-            1
-        } else {
-            MIN_KEYS_PER_THREAD
+        let (lookups0, waited0, misses0) = read_counts(inner);
+        let last = LastBatch {
+            wait_permille: inner.multi_get_wait_permille.load(Ordering::Relaxed),
+            miss_permille: inner.multi_get_miss_permille.load(Ordering::Relaxed),
         };
         let chunks = match &inner.multi_get_pool {
-            Some(pool)
-                if sorted.len() >= 2 * min_keys && miss_permille >= PARALLEL_MISS_PERMILLE =>
-            {
-                let n = (sorted.len() / min_keys).min(pool.current_num_threads());
+            Some(pool) if last.threads_for(sorted.len(), pool.current_num_threads()) > 1 => {
+                let n = last.threads_for(sorted.len(), pool.current_num_threads());
                 let per = sorted.len().div_ceil(n);
                 use rayon::prelude::*;
                 pool.install(|| sorted.par_chunks(per).map(run).collect::<Result<Vec<_>>>())?
             }
             _ => vec![run(&sorted)?],
         };
-        // Remember how often this batch missed the block cache: the next batch goes
-        // parallel only if waiting on the disk is likely (threads cost more than they save
-        // on cached lookups when there are few cores).
-        let (hits1, misses1) = cache_counts(inner);
-        let (h, m) = (hits1.saturating_sub(hits0), misses1.saturating_sub(misses0));
-        if let Some(permille) = (m * 1000).checked_div(h + m) {
+        // Remember how often this batch waited on the disk: the next batch goes parallel
+        // only if waiting is likely (threads cost more than they save on cached lookups
+        // when there are few cores).
+        let (lookups1, waited1, misses1) = read_counts(inner);
+        let lookups = lookups1.saturating_sub(lookups0);
+        if let Some(permille) = (waited1.saturating_sub(waited0) * 1000).checked_div(lookups) {
+            inner
+                .multi_get_wait_permille
+                .store(permille, Ordering::Relaxed);
+        }
+        if let Some(permille) = (misses1.saturating_sub(misses0) * 1000).checked_div(lookups) {
             inner
                 .multi_get_miss_permille
                 .store(permille, Ordering::Relaxed);
@@ -367,5 +412,35 @@ impl Db {
     /// A consistent view for later reads (`ReadOptions::at`).
     pub fn snapshot(&self) -> Snapshot {
         self.inner.new_snapshot()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last(wait_permille: u64, miss_permille: u64) -> LastBatch {
+        LastBatch {
+            wait_permille,
+            miss_permille,
+        }
+    }
+
+    #[test]
+    fn a_batch_spreads_over_threads_by_how_the_last_one_waited() {
+        // Waiting on the disk: one key per thread, as many as the pool has.
+        assert_eq!(last(1000, 1000).threads_for(10, 32), 10);
+        assert_eq!(last(500, 500).threads_for(1000, 32), 32);
+        // Waiting sometimes: runs of at least 8 keys.
+        assert_eq!(last(200, 900).threads_for(10, 32), 1);
+        assert_eq!(last(200, 900).threads_for(100, 32), 12);
+        // Misses the page cache served: CPU work, split over the cores only when big.
+        assert_eq!(last(0, 900).threads_for(10, 32), 1);
+        assert_eq!(last(0, 900).threads_for(1000, 32), cores().min(125));
+        // Served by the block cache: the calling thread.
+        assert_eq!(last(0, 50).threads_for(1000, 32), 1);
+        // Never more threads than the pool, never none.
+        assert_eq!(last(1000, 1000).threads_for(100, 4), 4);
+        assert_eq!(last(1000, 1000).threads_for(0, 32), 1);
     }
 }

@@ -67,6 +67,14 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_exact_at_scan(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         self.read_exact_at(buf, offset)
     }
+    /// Fills `buf` like [`read_exact_at`](Self::read_exact_at) only if the OS can serve it
+    /// without waiting on the device (its page cache holds the bytes), and says whether it
+    /// did. `false` says nothing about `buf`: the caller reads it with `read_exact_at`. It
+    /// lets the engine count the reads that really reach the disk, which is what decides
+    /// whether a batch of lookups is worth spreading over threads. The default never knows.
+    fn read_cached_at(&self, _buf: &mut [u8], _offset: u64) -> Result<bool> {
+        Ok(false)
+    }
     fn size(&self) -> u64;
 }
 

@@ -2,8 +2,10 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
 use super::{FileLock, RandomAccessFile, Vfs, WritableFile};
@@ -33,7 +35,6 @@ impl WritableFile for RealWritable {
         self.file.sync_data().map_err(|e| Error::io(&self.path, e))
     }
     fn start_writeback(&mut self, offset: u64, len: u64) -> Result<()> {
-        use std::os::fd::AsRawFd;
         let (Ok(offset), Ok(len)) = (
             libc::off64_t::try_from(offset),
             libc::off64_t::try_from(len),
@@ -56,7 +57,6 @@ impl WritableFile for RealWritable {
         Ok(())
     }
     fn preallocate(&mut self, len: u64) -> Result<()> {
-        use std::os::fd::AsRawFd;
         let Ok(len) = libc::off64_t::try_from(len) else {
             return Ok(());
         };
@@ -104,6 +104,8 @@ struct RealReadable {
     path: PathBuf,
     size: u64,
     direct: bool,
+    /// `preadv2(RWF_NOWAIT)` was refused as unsupported: `read_cached_at` stops trying.
+    no_nowait: AtomicBool,
 }
 
 /// O_DIRECT needs offset, length and buffer aligned to the logical block size.
@@ -168,6 +170,50 @@ impl RandomAccessFile for RealReadable {
             .and_then(|f| f.read_exact_at(buf, offset))
             .map_err(|e| Error::io(&self.path, e))
     }
+    fn read_cached_at(&self, buf: &mut [u8], offset: u64) -> Result<bool> {
+        // O_DIRECT reads never come from the page cache; with RWF_NOWAIT they would only
+        // be asked not to block on locks.
+        if self.direct || self.no_nowait.load(Relaxed) {
+            return Ok(false);
+        }
+        let mut done = 0usize;
+        while done < buf.len() {
+            let rest = &mut buf[done..];
+            let iov = libc::iovec {
+                iov_base: rest.as_mut_ptr().cast(),
+                iov_len: rest.len(),
+            };
+            let Ok(at) = libc::off_t::try_from(offset + done as u64) else {
+                return Ok(false);
+            };
+            // SAFETY: `iov` describes `rest`, which is valid for writes of its length for
+            // the whole call, and the descriptor is open for the life of `self.file`.
+            let n = unsafe { libc::preadv2(self.file.as_raw_fd(), &iov, 1, at, libc::RWF_NOWAIT) };
+            if n > 0 {
+                done += n as usize;
+                continue;
+            }
+            if n == 0 {
+                return Err(Error::io(
+                    &self.path,
+                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "short read"),
+                ));
+            }
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                // Not (all) cached: the caller's ordinary read waits for the device.
+                Some(libc::EAGAIN) => Ok(false),
+                // A kernel or file system without RWF_NOWAIT: stop asking.
+                Some(libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS) => {
+                    self.no_nowait.store(true, Relaxed);
+                    Ok(false)
+                }
+                Some(libc::EINTR) => continue,
+                _ => Err(Error::io(&self.path, e)),
+            };
+        }
+        Ok(true)
+    }
     fn size(&self) -> u64 {
         self.size
     }
@@ -177,7 +223,6 @@ impl RandomAccessFile for RealReadable {
 /// Only a hint: where it fails (a file system that rejects it) reads stay correct and only
 /// the readahead remains, so the error is not worth failing an open for.
 fn advise_random(file: &File) {
-    use std::os::unix::io::AsRawFd;
     // SAFETY: posix_fadvise only reads its arguments; the descriptor is open for the call.
     let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
 }
@@ -220,6 +265,7 @@ impl Vfs for RealVfs {
             path: path.to_path_buf(),
             size,
             direct,
+            no_nowait: AtomicBool::new(false),
         }))
     }
 
@@ -271,7 +317,6 @@ impl Vfs for RealVfs {
     }
 
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        use std::os::unix::io::AsRawFd;
         let file = OpenOptions::new()
             .write(true)
             .create(true)
@@ -309,6 +354,54 @@ mod tests {
         f.sync()?;
         drop(f);
         assert_eq!(vfs.read_all(&p)?, data);
+        Ok(())
+    }
+
+    /// `read_cached_at` serves bytes the page cache holds (a file just written) exactly as
+    /// `read_exact_at` does, says "not cached" rather than failing when they are not, and
+    /// reports a read past the end as an error, never as "not cached".
+    #[test]
+    fn cached_reads_return_the_bytes_or_say_not_cached() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+        let p = dir.path().join("f");
+        let vfs = RealVfs;
+        let mut f = vfs.create(&p)?;
+        let data: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 253) as u8).collect();
+        f.append(&data)?;
+        f.sync()?;
+        drop(f);
+        let r = vfs.open_read(&p, false)?;
+        let mut buf = vec![0u8; 10_000];
+        if r.read_cached_at(&mut buf, 123_456)? {
+            assert_eq!(buf, data[123_456..133_456]);
+        } else {
+            eprintln!("this file system serves no RWF_NOWAIT reads: only the errors are checked");
+        }
+        // Evicted (clean pages): either "not cached", or the right bytes where the file
+        // system keeps them anyway.
+        let file = File::open(&p).map_err(|e| Error::io(&p, e))?;
+        // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        let mut buf = vec![0u8; 4096];
+        if r.read_cached_at(&mut buf, 8192)? {
+            assert_eq!(buf, data[8192..12288]);
+        }
+        let mut buf = vec![0u8; 4096];
+        r.read_exact_at(&mut buf, 8192)?;
+        assert_eq!(buf, data[8192..12288]);
+        // Past the end of a file whose last page is cached: an error, not "not cached".
+        let mut last = vec![0u8; 50];
+        r.read_exact_at(&mut last, (1 << 20) - 50)?;
+        let mut tail = vec![0u8; 100];
+        if r.read_cached_at(&mut last, (1 << 20) - 50)? {
+            assert!(r.read_cached_at(&mut tail, (1 << 20) - 50).is_err());
+        }
+        assert!(r.read_exact_at(&mut tail, (1 << 20) - 50).is_err());
+        // Direct reads never come from the page cache.
+        let d = vfs.open_read(&p, true);
+        if let Ok(d) = d {
+            assert!(!d.read_cached_at(&mut buf, 0)?);
+        }
         Ok(())
     }
 
