@@ -42,6 +42,7 @@ pub mod index;
 mod iterator;
 mod meta;
 pub(crate) mod prefetch;
+mod probe;
 pub mod reader;
 pub mod warm;
 

@@ -18,6 +18,7 @@ use crate::sst::format::{
 use crate::sst::index::{IndexBlock, IndexEntry};
 pub use crate::sst::iterator::SstIterator;
 use crate::sst::meta::{count_cache, Meta, Part};
+use crate::sst::probe::ProbeBackoff;
 use crate::sst::warm::WarmthHandle;
 use crate::stats::Counters;
 use crate::types::{self, lookup_key, ValueKind};
@@ -54,6 +55,8 @@ pub(crate) struct Source {
     pub meta_limit: u64,
     /// The file's cold-start warm-up state, when the cache has a warm-up (`warm.rs`).
     warmth: Option<WarmthHandle>,
+    /// When point reads ask the page cache first (`probe.rs`).
+    probe: ProbeBackoff,
 }
 
 pub(super) struct Inner {
@@ -117,10 +120,15 @@ impl Source {
 
     /// A point read that first asks for the bytes only if the page cache holds them, and
     /// says whether it did: such a read is counted as one that did not reach the disk
-    /// (`multi_get` spreads a batch over threads only when reads do).
+    /// (`multi_get` spreads a batch over threads only when reads do). After misses the
+    /// probe is skipped for a while (`probe.rs`).
     fn read_point(&self, buf: &mut [u8], offset: u64) -> Result<bool> {
-        if self.file.read_cached_at(buf, offset)? {
-            return Ok(true);
+        if self.probe.should_probe() {
+            let cached = self.file.read_cached_at(buf, offset)?;
+            self.probe.probed(cached);
+            if cached {
+                return Ok(true);
+            }
         }
         self.file.read_exact_at(buf, offset)?;
         Ok(false)
@@ -200,6 +208,7 @@ impl SstReader {
             counters,
             meta_limit,
             warmth,
+            probe: ProbeBackoff::default(),
         };
         let raw = src.pread(meta_limit, FOOTER_LEN as u64)?;
         let footer = Footer::decode(&src.path, meta_limit, &raw)?;
