@@ -94,8 +94,14 @@ pub struct Options {
     pub max_resident_metadata_bytes: u64,
     /// Read SST blocks with O_DIRECT, bypassing the page cache (no warm-up then).
     pub use_direct_reads: bool,
-    /// Cold-start warm-up (`sst/warm.rs`): once an SST's point reads have waited as long in
-    /// `pread` as reading the file whole should take (its size at
+    /// Keep a data block a point read missed in the block cache only on its second miss
+    /// within a recent window (`sst/admission.rs`): blocks read once are then not copied
+    /// into fresh cache memory, and do not evict blocks read more often. Off keeps every
+    /// block read. Ignored with `use_direct_reads` (a second read would go to the device).
+    /// Default on.
+    pub block_cache_doorkeeper: bool,
+    /// Cold-start warm-up (`sst/warm.rs`): once an SST's point reads have waited half as long
+    /// in `pread` as reading the file whole should take (its size at
     /// `warm_up_read_bytes_per_sec`), a background thread reads it sequentially into the
     /// page cache. A freshly started or cache-dropped database that fits in memory then
     /// serves lookups from memory after a bounded number of device reads, instead of one
@@ -158,6 +164,7 @@ impl Default for Options {
             index_partition_bytes: 4096,
             max_resident_metadata_bytes: 1 << 30,
             use_direct_reads: false,
+            block_cache_doorkeeper: true,
             warm_up_budget_bytes: physical_memory_bytes() / 4,
             warm_up_read_bytes_per_sec: 1 << 30,
             l0_compaction_trigger: 4,
@@ -205,6 +212,7 @@ impl std::fmt::Debug for Options {
                 &self.max_resident_metadata_bytes,
             )
             .field("use_direct_reads", &self.use_direct_reads)
+            .field("block_cache_doorkeeper", &self.block_cache_doorkeeper)
             .finish_non_exhaustive()
     }
 }

@@ -9,7 +9,9 @@ use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use cellar_engine::{Db, Durability, Options, ReadOptions, WriteOptions};
+mod common;
+
+use cellar_engine::{Db, Options, ReadOptions};
 
 const PAGE_BYTES: usize = 4096;
 
@@ -59,14 +61,7 @@ fn only_sst(dir: &Path) -> PathBuf {
 /// A database of 20 000 records (`key{i:08}` → `{i:0100}`) flushed into one SST.
 fn db_of_one_sst(dir: &Path, opts: Options) -> (Db, PathBuf) {
     let db = Db::open(dir, opts).expect("open");
-    let ks = db.default_keyspace();
-    let wo = WriteOptions::new(Durability::Buffered);
-    for i in 0..20_000u32 {
-        let value = format!("{i:0100}");
-        db.put(&ks, format!("key{i:08}").as_bytes(), value.as_bytes(), &wo)
-            .expect("put");
-    }
-    db.flush().expect("flush");
+    common::put_numbered_records_and_flush(&db, 20_000);
     let sst = only_sst(dir);
     (db, sst)
 }

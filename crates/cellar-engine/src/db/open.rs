@@ -146,6 +146,9 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
         opts.block_cache_size_bytes,
         opts.max_resident_metadata_bytes,
     );
+    if opts.block_cache_doorkeeper && !opts.use_direct_reads {
+        cache = cache.with_doorkeeper();
+    }
     if opts.warm_up_budget_bytes > 0 && !opts.use_direct_reads {
         cache = cache.with_warm_up(Arc::new(WarmUp::new(
             opts.warm_up_budget_bytes,

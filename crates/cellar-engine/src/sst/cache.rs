@@ -10,6 +10,7 @@ use std::sync::Arc;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
+use crate::sst::admission::Doorkeeper;
 use crate::sst::block::Block;
 use crate::sst::bloom::BloomFilter;
 use crate::sst::budget::MetadataBudget;
@@ -53,6 +54,8 @@ pub struct BlockCache {
     budget: Arc<MetadataBudget>,
     /// The database's cold-start warm-up, if on: readers sharing the cache share it.
     warm_up: Option<Arc<WarmUp>>,
+    /// Admission of blocks point reads missed (`admission.rs`); `None` admits every one.
+    doorkeeper: Option<Doorkeeper>,
 }
 
 impl BlockCache {
@@ -74,6 +77,7 @@ impl BlockCache {
             capacity: capacity_bytes as u64,
             budget: Arc::new(MetadataBudget::new(metadata_budget_bytes)),
             warm_up: None,
+            doorkeeper: None,
         }
     }
 
@@ -81,6 +85,20 @@ impl BlockCache {
     pub fn with_warm_up(mut self, warm_up: Arc<WarmUp>) -> Self {
         self.warm_up = Some(warm_up);
         self
+    }
+
+    /// The same cache, keeping a block a point read missed only on its second miss
+    /// (`admission.rs`).
+    pub fn with_doorkeeper(mut self) -> Self {
+        self.doorkeeper = Some(Doorkeeper::for_cache(self.capacity as usize));
+        self
+    }
+
+    /// Whether a data block a point read just missed should be kept.
+    pub fn admits_point_read(&self, file_number: u64, offset: u64) -> bool {
+        self.doorkeeper
+            .as_ref()
+            .is_none_or(|d| d.admit(file_number, offset))
     }
 
     pub fn warm_up(&self) -> Option<&Arc<WarmUp>> {
@@ -143,6 +161,7 @@ impl std::fmt::Debug for BlockCache {
             .field("capacity", &self.capacity)
             .field("used", &self.used_bytes())
             .field("metadata_budget", &self.budget)
+            .field("doorkeeper", &self.doorkeeper)
             .finish()
     }
 }

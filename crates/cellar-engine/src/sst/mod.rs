@@ -30,6 +30,7 @@
 //! - Footer ([`format::Footer`]), 64 bytes: index, filter and properties handles as fixed u64
 //!   pairs, format version u32, masked crc32c of the preceding 52 bytes, magic "CELLRSST".
 
+pub mod admission;
 pub mod block;
 pub mod bloom;
 pub mod budget;

@@ -1,5 +1,5 @@
-//! Cold-start warm-up: once the point reads of one SST have spent as much time waiting on
-//! the device as reading the whole file sequentially would take, read the whole file
+//! Cold-start warm-up: once the point reads of one SST have spent half as much time waiting
+//! on the device as reading the whole file sequentially would take, read the whole file
 //! sequentially into the page cache, in the background, and let later reads find it there.
 //!
 //! Why: point reads advise the kernel not to read ahead (see `vfs/real.rs`), so a cold
@@ -7,8 +7,9 @@
 //! read once. A random 4 KiB read costs ~50 µs at queue depth 1 while a sequential read moves
 //! ~1 GB/s, so after about 64 KiB-worth of sequential time per random read the file would
 //! have been cheaper to read whole. Deciding per file when the rent paid reaches the price of
-//! buying (the ski-rental rule) costs at most twice the better of the two choices made in
-//! hindsight, and needs no guess of how many reads will come. A file read rarely is warmed
+//! buying (the ski-rental rule; the price is half the read's time, see `PRICE_SHARE`) costs
+//! at most three times the better of the two choices made in hindsight, and needs no guess
+//! of how many reads will come. A file read rarely is warmed
 //! only once its few reads have waited that long in all, and one whose reads the page cache
 //! already serves hardly ever (they take microseconds, so its rent stays small).
 //!
@@ -38,6 +39,15 @@ use crate::vfs::RandomAccessFile;
 /// 256 KiB (~0.6–0.7 GB/s); later runs of 256 KiB spread over 0.64–2.5 ms (benchmarks.md,
 /// eighth session), so the choice rests on that one round and on the shorter worst wait.
 pub const WARM_CHUNK_BYTES: usize = 256 << 10;
+
+/// Share of a file's sequential read time its point reads must have waited before it is
+/// warmed. Not all of it: the warm-up runs beside the point reads, which go on meanwhile
+/// (slower, their misses queued behind its chunks), so buying costs the foreground less than
+/// the read's whole duration. Buying at half the price costs at most three times the better
+/// choice in hindsight (reads stop right after the warm-up starts) instead of twice, and
+/// 1.5 times when reads go on. Measured on seed 000 (tenth session, benchmarks.md): cold
+/// single lookups gained ~24 % at a half, nothing more at a quarter.
+const PRICE_SHARE: f64 = 0.5;
 
 /// A file's point reads must have waited at least this long before it is warmed, whatever
 /// its size: below it, reading the file whole is cheap but so is going on with point reads.
@@ -199,7 +209,7 @@ impl WarmUp {
 
     /// The state of a newly opened file: cold, with its price.
     pub fn track(self: &Arc<Self>, file: &Arc<dyn RandomAccessFile>) -> WarmthHandle {
-        let secs = file.size() as f64 / self.read_bytes_per_sec as f64;
+        let secs = PRICE_SHARE * file.size() as f64 / self.read_bytes_per_sec as f64;
         let price = Duration::from_secs_f64(secs.min(1e6)).max(MIN_RENT);
         WarmthHandle(Arc::new(FileWarmth {
             file: Arc::clone(file),
@@ -379,7 +389,7 @@ mod tests {
 
     fn warm_up(budget: u64) -> (Arc<WarmUp>, Arc<Counters>) {
         let counters = Arc::new(Counters::default());
-        // 1 MB/s: a file's price is a second of rent per MB.
+        // 1 MB/s: a file's price is half a second of rent per MB.
         let w = Arc::new(WarmUp::new(budget, 1_000_000, Arc::clone(&counters)));
         (w, counters)
     }
@@ -401,12 +411,12 @@ mod tests {
         let size = (3 << 20) + 5;
         let f = file(size, false);
         let h = w.track(&f);
-        assert_eq!(h.0.price_ns, 3_145_733_000);
+        assert_eq!(h.0.price_ns, 1_572_866_500);
         // Rent below the price: nothing happens.
-        h.0.pay(Duration::from_secs(2));
+        h.0.pay(Duration::from_secs(1));
         assert!(h.0.is_cold());
         assert_eq!(w.used_bytes(), 0);
-        h.0.pay(Duration::from_millis(1146));
+        h.0.pay(Duration::from_millis(573));
         wait_until("warm", || h.0.is_warm());
         assert_eq!(counters.warm_ups.load(Relaxed), 1);
         assert_eq!(counters.warm_up_bytes.load(Relaxed), size);

@@ -55,3 +55,15 @@ pub fn scan_all(db: &Db, ks: &Keyspace) -> BTreeMap<Vec<u8>, Vec<u8>> {
 pub fn model_delete_range(model: &mut BTreeMap<Vec<u8>, Vec<u8>>, start: &[u8], end: &[u8]) {
     model.retain(|k, _| !(k.as_slice() >= start && k.as_slice() < end));
 }
+
+/// Puts `count` records `key{i:08}` → `{i:0100}` (buffered) and flushes them into one SST.
+pub fn put_numbered_records_and_flush(db: &Db, count: u32) {
+    let ks = db.default_keyspace();
+    let wo = cellar_engine::WriteOptions::new(cellar_engine::Durability::Buffered);
+    for i in 0..count {
+        let value = format!("{i:0100}");
+        db.put(&ks, format!("key{i:08}").as_bytes(), value.as_bytes(), &wo)
+            .expect("put");
+    }
+    db.flush().expect("flush");
+}
