@@ -12,6 +12,11 @@
 //! block before. A block read twice is admitted on its second miss, so a hot set enters the
 //! cache after one extra read of each of its blocks, which the page cache serves.
 //!
+//! The gate does not adapt to the workload. A hot set pays one extra read per block, once;
+//! a variant that let every block in while the cache hit at least as often as it missed
+//! measured the same as this one on YCSB A–F with 1 and 4 threads (two alternating rounds,
+//! eleventh session, benchmarks.md), so it was not kept.
+//!
 //! Not used with direct reads (the second read would go to the device) nor for scans and
 //! metadata, which keep their own rules (`fill_cache`).
 
