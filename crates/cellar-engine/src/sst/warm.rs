@@ -16,7 +16,9 @@
 //! Bounds: the bytes warmed and not yet deleted stay within `Options::warm_up_budget_bytes`
 //! (a share of RAM), so a database larger than memory warms its most-read files and then
 //! stops; one background thread reads one file at a time in `WARM_CHUNK_BYTES` reads with no
-//! readahead, so a lookup waits behind at most one chunk, and before each chunk it yields
+//! readahead (each asked of the OS with `will_need` and waited for by reading its last page,
+//! so that the bytes are not copied out only to be dropped), so a lookup waits behind at
+//! most one chunk, and before each chunk it yields
 //! while `BUSY_POINT_READS` point reads of files not yet warm are in flight (for at most
 //! twice its last chunk's time, so that it keeps going under any load). Warm-up reads only fill the page
 //! cache: their bytes are dropped, an error only ends that file's warm-up (the lookup that
@@ -39,6 +41,9 @@ use crate::vfs::RandomAccessFile;
 /// 256 KiB (~0.6–0.7 GB/s); later runs of 256 KiB spread over 0.64–2.5 ms (benchmarks.md,
 /// eighth session), so the choice rests on that one round and on the shorter worst wait.
 pub const WARM_CHUNK_BYTES: usize = 256 << 10;
+
+/// What is read of a chunk asked for with `will_need`: its last page.
+const LAST_PAGE_BYTES: usize = 4096;
 
 /// Share of a file's sequential read time its point reads must have waited before it is
 /// warmed. Not all of it: the warm-up runs beside the point reads, which go on meanwhile
@@ -327,7 +332,15 @@ fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8]) {
         }
         let n = (size - offset).min(buf.len() as u64) as usize;
         let started = Instant::now();
-        if job.file.read_exact_at(&mut buf[..n], offset).is_err() {
+        // Where the OS takes a hint, the chunk is asked for whole and only its last page is
+        // read, which waits for the chunk without copying it out.
+        let (from, len) = if job.file.will_need(offset, n as u64) {
+            let tail = n.min(LAST_PAGE_BYTES);
+            (offset + (n - tail) as u64, tail)
+        } else {
+            (offset, n)
+        };
+        if job.file.read_exact_at(&mut buf[..len], from).is_err() {
             job.fail();
             return;
         }
@@ -352,17 +365,28 @@ mod tests {
     use super::*;
     use crate::error::{Error, Result};
 
-    /// A file of `size` bytes whose reads are counted, fail if `failing`, and take `delay`.
+    /// A file of `size` bytes whose reads are counted, fail if `failing`, and take `delay`;
+    /// it takes `will_need` hints if `takes_hints`, counting their bytes.
     struct TestFile {
         size: u64,
         reads: AtomicUsize,
+        read_bytes: AtomicU64,
         failing: bool,
         delay: Duration,
+        takes_hints: bool,
+        hinted_bytes: AtomicU64,
     }
 
     impl RandomAccessFile for TestFile {
+        fn will_need(&self, _offset: u64, len: u64) -> bool {
+            if self.takes_hints {
+                self.hinted_bytes.fetch_add(len, Relaxed);
+            }
+            self.takes_hints
+        }
         fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
             self.reads.fetch_add(1, Relaxed);
+            self.read_bytes.fetch_add(buf.len() as u64, Relaxed);
             std::thread::sleep(self.delay);
             if self.failing || offset + buf.len() as u64 > self.size {
                 return Err(Error::Io {
@@ -378,13 +402,20 @@ mod tests {
         }
     }
 
-    fn file(size: u64, failing: bool) -> Arc<dyn RandomAccessFile> {
-        Arc::new(TestFile {
+    fn test_file(size: u64, failing: bool, takes_hints: bool) -> TestFile {
+        TestFile {
             size,
             reads: AtomicUsize::new(0),
+            read_bytes: AtomicU64::new(0),
             failing,
             delay: Duration::ZERO,
-        })
+            takes_hints,
+            hinted_bytes: AtomicU64::new(0),
+        }
+    }
+
+    fn file(size: u64, failing: bool) -> Arc<dyn RandomAccessFile> {
+        Arc::new(test_file(size, failing, false))
     }
 
     fn warm_up(budget: u64) -> (Arc<WarmUp>, Arc<Counters>) {
@@ -512,10 +543,8 @@ mod tests {
         // Ten chunks of 100 ms each: the handle is dropped long before the last.
         let size = 10 * WARM_CHUNK_BYTES as u64;
         let slow = Arc::new(TestFile {
-            size,
-            reads: AtomicUsize::new(0),
-            failing: false,
             delay: Duration::from_millis(100),
+            ..test_file(size, false, false)
         });
         let f: Arc<dyn RandomAccessFile> = slow.clone();
         let h = w.track(&f);
@@ -534,5 +563,21 @@ mod tests {
         assert!(!warmth.is_warm());
         assert_eq!(w.used_bytes(), 0, "the job's end does not release again");
         w.shutdown();
+    }
+
+    /// Where the OS takes hints, each chunk is asked for whole and only its last page read.
+    #[test]
+    fn a_file_that_takes_hints_is_warmed_without_copying_its_chunks() {
+        let (w, counters) = warm_up(u64::MAX);
+        let size = 10 * WARM_CHUNK_BYTES as u64 + 5;
+        let tf = Arc::new(test_file(size, false, true));
+        let f: Arc<dyn RandomAccessFile> = tf.clone();
+        let h = w.track(&f);
+        h.0.pay(Duration::from_secs(60));
+        wait_until("warm", || h.0.is_warm());
+        assert_eq!(tf.hinted_bytes.load(Relaxed), size);
+        assert_eq!(tf.reads.load(Relaxed), 11);
+        assert_eq!(tf.read_bytes.load(Relaxed), 10 * LAST_PAGE_BYTES as u64 + 5);
+        assert_eq!(counters.warm_up_bytes.load(Relaxed), size);
     }
 }

@@ -75,6 +75,13 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_cached_at(&self, _buf: &mut [u8], _offset: u64) -> Result<bool> {
         Ok(false)
     }
+    /// Asks the OS to read `len` bytes at `offset` into its page cache without copying them
+    /// anywhere (the warm-up, which only wants them cached), and says whether it took the
+    /// request; `false`: nothing was asked, read the bytes instead. The default, and a
+    /// direct-read file, take no hints.
+    fn will_need(&self, _offset: u64, _len: u64) -> bool {
+        false
+    }
     fn size(&self) -> u64;
 }
 

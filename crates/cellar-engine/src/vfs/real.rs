@@ -170,6 +170,26 @@ impl RandomAccessFile for RealReadable {
             .and_then(|f| f.read_exact_at(buf, offset))
             .map_err(|e| Error::io(&self.path, e))
     }
+    fn will_need(&self, offset: u64, len: u64) -> bool {
+        if self.direct {
+            return false;
+        }
+        let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len))
+        else {
+            return false;
+        };
+        // SAFETY: posix_fadvise only reads its arguments; the descriptor is open while
+        // `self` lives.
+        let rc = unsafe {
+            libc::posix_fadvise(
+                self.file.as_raw_fd(),
+                offset,
+                len,
+                libc::POSIX_FADV_WILLNEED,
+            )
+        };
+        rc == 0
+    }
     fn read_cached_at(&self, buf: &mut [u8], offset: u64) -> Result<bool> {
         // O_DIRECT reads never come from the page cache; with RWF_NOWAIT they would only
         // be asked not to block on locks.
@@ -397,10 +417,18 @@ mod tests {
             assert!(r.read_cached_at(&mut tail, (1 << 20) - 50).is_err());
         }
         assert!(r.read_exact_at(&mut tail, (1 << 20) - 50).is_err());
-        // Direct reads never come from the page cache.
+        // A hint to read a range ahead is taken and changes nothing read; one past the end
+        // is harmless.
+        assert!(r.will_need(0, 1 << 20));
+        r.will_need(1 << 30, 4096);
+        let mut buf = vec![0u8; 4096];
+        r.read_exact_at(&mut buf, 8192)?;
+        assert_eq!(buf, data[8192..12288]);
+        // Direct reads never come from the page cache, and take no hints.
         let d = vfs.open_read(&p, true);
         if let Ok(d) = d {
             assert!(!d.read_cached_at(&mut buf, 0)?);
+            assert!(!d.will_need(0, 4096));
         }
         Ok(())
     }
