@@ -22,10 +22,13 @@ fn reopened_db(dir: &Path, doorkeeper: bool) -> Db {
     Db::open(dir, opts()).expect("reopen")
 }
 
-/// Block cache hits the lookup of `key` adds.
-fn hits_of_get(db: &Db, ks: &Keyspace, key: &[u8]) -> u64 {
+/// The record every test reads.
+const KEY: &[u8] = b"key00012345";
+
+/// Block cache hits the lookup of `KEY` adds (and it finds the record's value).
+fn hits_of_get(db: &Db, ks: &Keyspace) -> u64 {
     let before = db.stats().block_cache_hits;
-    let got = db.get(ks, key, &ReadOptions::default()).expect("get");
+    let got = db.get(ks, KEY, &ReadOptions::default()).expect("get");
     assert_eq!(got, Some(format!("{:0100}", 12_345).into_bytes()));
     db.stats().block_cache_hits - before
 }
@@ -35,14 +38,13 @@ fn a_point_read_block_is_cached_on_its_second_miss() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = reopened_db(dir.path(), true);
     let ks = db.default_keyspace();
-    let key = b"key00012345";
-    assert_eq!(hits_of_get(&db, &ks, key), 0, "first read: a miss");
+    assert_eq!(hits_of_get(&db, &ks), 0, "first read: a miss");
     assert_eq!(
-        hits_of_get(&db, &ks, key),
+        hits_of_get(&db, &ks),
         0,
         "second read: a miss, now admitted"
     );
-    assert_eq!(hits_of_get(&db, &ks, key), 1, "third read: a hit");
+    assert_eq!(hits_of_get(&db, &ks), 1, "third read: a hit");
 }
 
 #[test]
@@ -50,9 +52,8 @@ fn without_the_doorkeeper_the_first_miss_is_cached() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = reopened_db(dir.path(), false);
     let ks = db.default_keyspace();
-    let key = b"key00012345";
-    assert_eq!(hits_of_get(&db, &ks, key), 0, "first read: a miss");
-    assert_eq!(hits_of_get(&db, &ks, key), 1, "second read: a hit");
+    assert_eq!(hits_of_get(&db, &ks), 0, "first read: a miss");
+    assert_eq!(hits_of_get(&db, &ks), 1, "second read: a hit");
 }
 
 #[test]
@@ -61,9 +62,9 @@ fn a_scan_fills_the_cache_for_point_reads() {
     let db = reopened_db(dir.path(), true);
     let ks = db.default_keyspace();
     let mut it = db.iter(&ks, ReadOptions::default()).expect("iter");
-    it.seek(b"key00012345");
+    it.seek(KEY);
     assert!(it.valid());
     it.status().expect("scan");
     drop(it);
-    assert_eq!(hits_of_get(&db, &ks, b"key00012345"), 1);
+    assert_eq!(hits_of_get(&db, &ks), 1);
 }

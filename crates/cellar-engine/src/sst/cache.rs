@@ -94,11 +94,16 @@ impl BlockCache {
         self
     }
 
-    /// Whether a data block a point read just missed should be kept.
-    pub fn admits_point_read(&self, file_number: u64, offset: u64) -> bool {
-        self.doorkeeper
+    /// Keeps a data block a point read just missed, if the doorkeeper lets it in (every
+    /// block without one).
+    pub fn insert_point_read(&self, file_number: u64, offset: u64, block: Arc<Block>) {
+        if self
+            .doorkeeper
             .as_ref()
             .is_none_or(|d| d.admit(file_number, offset))
+        {
+            self.insert(file_number, offset, block);
+        }
     }
 
     pub fn warm_up(&self) -> Option<&Arc<WarmUp>> {

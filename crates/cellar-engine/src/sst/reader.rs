@@ -544,17 +544,14 @@ impl Inner {
             return Ok(b);
         }
         let block = Arc::new(self.src.read_block_as(h, access)?);
-        let admitted = match access {
-            Access::Point => self
-                .src
-                .cache
-                .admits_point_read(self.src.file_number, h.offset),
-            Access::Scan => true,
-        };
-        if fill_cache && admitted {
-            self.src
-                .cache
-                .insert(self.src.file_number, h.offset, block.clone());
+        if fill_cache {
+            let cache = &self.src.cache;
+            match access {
+                Access::Point => {
+                    cache.insert_point_read(self.src.file_number, h.offset, block.clone())
+                }
+                Access::Scan => cache.insert(self.src.file_number, h.offset, block.clone()),
+            }
         }
         Ok(block)
     }
@@ -596,15 +593,9 @@ impl Inner {
                 let raw = &buf[from..from + h.len_with_trailer() as usize];
                 let data = decode_block_slice(&self.src.path, h.offset, raw)?;
                 let block = Arc::new(Block::new(data, self.src.shared_path.clone(), h.offset)?);
-                if self
-                    .src
+                self.src
                     .cache
-                    .admits_point_read(self.src.file_number, h.offset)
-                {
-                    self.src
-                        .cache
-                        .insert(self.src.file_number, h.offset, block.clone());
-                }
+                    .insert_point_read(self.src.file_number, h.offset, block.clone());
                 *slot = Some(block);
             }
             j = k;

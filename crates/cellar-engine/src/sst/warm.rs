@@ -50,8 +50,9 @@ const LAST_PAGE_BYTES: usize = 4096;
 /// (slower, their misses queued behind its chunks), so buying costs the foreground less than
 /// the read's whole duration. Buying at half the price costs at most three times the better
 /// choice in hindsight (reads stop right after the warm-up starts) instead of twice, and
-/// 1.5 times when reads go on. Measured on seed 000 (tenth session, benchmarks.md): cold
-/// single lookups gained ~24 % at a half, nothing more at a quarter.
+/// 1.5 times when reads go on. Measured on seed 000 (tenth session, one run each,
+/// benchmarks.md): cold single lookups 55.9 / 52.6 K/s at a half against 46.2 / 49.8 K at
+/// the whole price, and 55.2 / 56.9 K at a quarter, within the spread of the half.
 const PRICE_SHARE: f64 = 0.5;
 
 /// A file's point reads must have waited at least this long before it is warmed, whatever
