@@ -13,6 +13,7 @@ pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0  success (for `check`: every file verified, warnings allowed)
   1  damage found: a corrupt or missing file, or a file that could not be read
+     (for `serve`: the server stopped with an error)
   2  usage error: bad arguments, or the path given is not a file or database";
 
 /// How a command ended when it did not fail outright.
@@ -32,13 +33,16 @@ pub enum CliError {
     Engine(cellar_engine::Error),
     /// Writing the report to stdout failed.
     Output(io::Error),
+    /// The server stopped with an error (the database could not be opened, a listener
+    /// failed).
+    Server(String),
 }
 
 impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => EXIT_USAGE,
-            CliError::Engine(_) | CliError::Output(_) => EXIT_DAMAGED,
+            CliError::Engine(_) | CliError::Output(_) | CliError::Server(_) => EXIT_DAMAGED,
         }
     }
 }
@@ -49,6 +53,7 @@ impl fmt::Display for CliError {
             CliError::Usage(m) => write!(f, "usage error: {m}"),
             CliError::Engine(e) => write!(f, "{e}"),
             CliError::Output(e) => write!(f, "cannot write output: {e}"),
+            CliError::Server(m) => write!(f, "server: {m}"),
         }
     }
 }

@@ -7,7 +7,7 @@ use cellar_load::LoadSpec;
 
 use crate::error::{CliError, Outcome};
 use crate::shell_cmd::open_store;
-use cellar_cli::shell::progress::LoadProgress;
+use cellar_shell::progress::LoadProgress;
 
 #[derive(Debug, clap::Args)]
 pub struct LoadArgs {

@@ -7,6 +7,7 @@ mod inspect_log;
 mod inspect_lsm;
 mod inspect_sst;
 mod load_cmd;
+mod serve_cmd;
 mod shell_cmd;
 mod show;
 
@@ -75,6 +76,24 @@ enum Command {
         after_help = shell_cmd::EXIT_CODES_HELP
     )]
     Load(load_cmd::LoadArgs),
+    /// Serve the database over the network: HBase Thrift1 (happybase), gRPC, REST and metrics
+    #[command(
+        long_about = "Serve the database over the network until SIGTERM or SIGINT.\n\n\
+                      One process, three listeners (each can be `none`): the HBase Thrift1 \
+                      gateway (--thrift, happybase works unchanged: buffered or framed \
+                      transport, binary or compact protocol, detected per connection), \
+                      Cellar's gRPC API (--grpc, cellar-client and the Python client) and \
+                      HTTP (--http: REST, /metrics for Prometheus, /health, and a status \
+                      page at /). Loopback by default; listening beyond it requires \
+                      --token-file (and --thrift-insecure for Thrift, which has no \
+                      credentials). Prints `listening PROTOCOL ADDR` per listener on \
+                      stdout once it accepts connections; logs go to stderr (RUST_LOG \
+                      sets the level). On SIGTERM it stops accepting, finishes requests in \
+                      flight (--shutdown-timeout), flushes and closes the database. \
+                      Details: docs/server.md.",
+        after_help = EXIT_CODES_HELP
+    )]
+    Serve(cellar_server::ServeArgs),
     /// Decode one file (SST, WAL, manifest) or the LSM tree and print it
     #[command(subcommand, after_help = EXIT_CODES_HELP)]
     Inspect(Inspect),
@@ -178,6 +197,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome, CliError> {
     match cli.command {
         Command::Shell(args) => shell_cmd::run(args, out),
         Command::Load(args) => load_cmd::run(args, out),
+        Command::Serve(args) => serve_cmd::run(args),
         Command::Check { db } => check::run(&db, out),
         Command::Inspect(Inspect::Sst {
             file,

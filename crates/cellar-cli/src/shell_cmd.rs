@@ -7,7 +7,7 @@ use cellar_engine::{Durability, Options};
 use cellar_table::CellStore;
 
 use crate::error::{CliError, Outcome};
-use cellar_cli::shell::{self, ShellOptions};
+use cellar_shell::{self as shell, ShellOptions};
 
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:

@@ -20,10 +20,10 @@ use std::fmt::Write as _;
 use std::ops::Bound;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use cellar_cli::shell::exec::{ExecError, Session};
 use cellar_engine::Durability;
 use cellar_hql::{escape_output, format_timestamp, parse_timestamp, unescape_output};
 use cellar_load::NoProgress;
+use cellar_shell::exec::{ExecError, Session};
 use cellar_table::{next_timestamp, TableError};
 use common::session::TestShell;
 use proptest::prelude::*;

@@ -3,8 +3,8 @@
 
 mod common;
 
-use cellar_cli::shell::exec::{Flow, Session};
 use cellar_load::NoProgress;
+use cellar_shell::exec::{Flow, Session};
 use common::session::TestShell;
 
 const LOADS: usize = 4;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use cellar_cli::shell::exec::ExecError;
+use cellar_shell::exec::ExecError;
 use cellar_table::{FamilyOptions, TableError, TableSchema};
 use common::session::TestShell;
 

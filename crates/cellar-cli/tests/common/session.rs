@@ -1,8 +1,8 @@
 //! An HQL session on a store in a temporary directory, driven in process.
 
-use cellar_cli::shell::exec::{ExecError, Session};
 use cellar_engine::{Durability, Options};
 use cellar_load::NoProgress;
+use cellar_shell::exec::{ExecError, Session};
 use cellar_table::CellStore;
 
 pub struct TestShell {

@@ -1,5 +1,6 @@
-//! `cellar shell`: HQL interactively (line editing, history), from stdin (`--batch`) or from
-//! the command line (`-e`). Results are printed as each statement completes.
+//! Cellar's HQL shell (`cellar shell`, and the server's `Hql` call): statements run
+//! interactively (line editing, history), from a reader (`--batch`) or from a string (`-e`).
+//! Results are printed as each statement completes.
 
 mod cells;
 pub mod exec;

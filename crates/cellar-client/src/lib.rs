@@ -1,0 +1,1 @@
+//! Rust client of Cellar's gRPC API (`cellar serve --grpc`).
