@@ -210,6 +210,11 @@ proptest! {
     }
 
     #[test]
+    fn filter_parse_bytes_takes_any_bytes(text in prop::collection::vec(any::<u8>(), 0..200)) {
+        let _ = Filter::parse_bytes(&text);
+    }
+
+    #[test]
     fn filter_parse_takes_any_bytes_of_the_language(
         text in prop::collection::vec(
             prop::sample::select(&b"()',=!<> \tANDORSKIPWHILEaz019:"[..]), 0..120)

@@ -77,10 +77,7 @@ pub fn build_leaf(
         }
         "KeyOnlyFilter" => {
             a.count(0, 1)?;
-            let length_as_value = match args.is_empty() {
-                true => false,
-                false => a.boolean(0, "lenAsVal")?,
-            };
+            let length_as_value = !args.is_empty() && a.boolean(0, "lenAsVal")?;
             Leaf::KeyOnly { length_as_value }
         }
         "FirstKeyOnlyFilter" => {

@@ -36,6 +36,11 @@ impl CompareOp {
         })
     }
 
+    /// [`CompareOp::from_symbol`] for bytes.
+    pub fn from_symbol_bytes(text: &[u8]) -> Option<CompareOp> {
+        CompareOp::from_symbol(std::str::from_utf8(text).ok()?)
+    }
+
     /// Whether `cell OP operand` holds, given `cell.cmp(operand)`.
     pub fn holds(self, cell_vs_operand: Ordering) -> bool {
         match self {

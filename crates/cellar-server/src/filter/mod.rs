@@ -116,6 +116,12 @@ pub struct Filter {
 
 impl Filter {
     pub fn parse(text: &str) -> Result<Filter, FilterError> {
+        Filter::parse_bytes(text.as_bytes())
+    }
+
+    /// [`Filter::parse`] for a filter string as bytes (Thrift's `filterString` is binary):
+    /// quoted strings may hold any bytes, such as binary row keys for a PrefixFilter.
+    pub fn parse_bytes(text: &[u8]) -> Result<Filter, FilterError> {
         if text.len() > MAX_FILTER_BYTES {
             return Err(FilterError::TooLong {
                 len: text.len(),

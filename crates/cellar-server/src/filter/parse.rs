@@ -52,8 +52,7 @@ fn is_delimiter(b: u8) -> bool {
     b.is_ascii_whitespace() || matches!(b, b'(' | b')' | b',' | b'\'' | b'=' | b'!' | b'<' | b'>')
 }
 
-fn lex(text: &str) -> Result<Vec<(usize, Token<'_>)>, FilterError> {
-    let bytes = text.as_bytes();
+fn lex(bytes: &[u8]) -> Result<Vec<(usize, Token<'_>)>, FilterError> {
     let mut tokens = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
@@ -74,11 +73,11 @@ fn lex(text: &str) -> Result<Vec<(usize, Token<'_>)>, FilterError> {
             }
             b'=' | b'!' | b'<' | b'>' => {
                 let two = bytes[i] != b'=' && bytes.get(i + 1) == Some(&b'=');
-                let symbol = &text[i..i + if two { 2 } else { 1 }];
-                let op = CompareOp::from_symbol(symbol).ok_or_else(|| {
+                let len = if two { 2 } else { 1 };
+                let op = CompareOp::from_symbol_bytes(&bytes[i..i + len]).ok_or_else(|| {
                     syntax(start, "'!' must be followed by '=' (the operator is !=)")
                 })?;
-                i += symbol.len();
+                i += len;
                 tokens.push((start, Token::Op(op)));
                 continue;
             }
@@ -86,8 +85,13 @@ fn lex(text: &str) -> Result<Vec<(usize, Token<'_>)>, FilterError> {
                 while i < bytes.len() && !is_delimiter(bytes[i]) {
                     i += 1;
                 }
-                // Delimiters are ASCII, so `start..i` lies on character boundaries.
-                tokens.push((start, Token::Word(&text[start..i])));
+                let word = std::str::from_utf8(&bytes[start..i]).map_err(|_| {
+                    syntax(
+                        start,
+                        "bytes that are not UTF-8 outside quotes (only quoted strings may hold any bytes)",
+                    )
+                })?;
+                tokens.push((start, Token::Word(word)));
                 continue;
             }
         };
@@ -126,8 +130,8 @@ struct Parser<'a> {
     patterns_left: usize,
 }
 
-/// Parses a whole filter string.
-pub fn parse(text: &str) -> Result<Node, FilterError> {
+/// Parses a whole filter string. Quoted strings may hold any bytes.
+pub fn parse(text: &[u8]) -> Result<Node, FilterError> {
     let tokens = lex(text)?;
     if tokens.is_empty() {
         return Err(syntax(0, "empty filter string"));

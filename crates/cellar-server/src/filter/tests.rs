@@ -666,3 +666,44 @@ fn input_is_bounded() {
     assert!(Filter::parse(&patterns(MAX_PATTERNS)).is_ok());
     assert!(error(&patterns(MAX_PATTERNS + 1)).contains("more than 32 regexstring/substring"));
 }
+
+#[test]
+fn filter_strings_as_bytes_quote_any_bytes() {
+    let filter =
+        Filter::parse_bytes(b"PrefixFilter('\x00\xff') AND RowFilter(<,'binary:\x00\xff\x10')")
+            .unwrap();
+    let rows = vec![
+        row("a", &["f:q=v"]),
+        (vec![0, 0xff, 1], row("x", &["f:q=v"]).1),
+        (vec![0, 0xff, 0x20], row("x", &["f:q=v"]).1),
+    ];
+    let mut run = filter.start();
+    let verdicts: Vec<_> = rows
+        .into_iter()
+        .map(|(key, mut cells)| run.apply(&key, &mut cells))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [RowVerdict::Skip, RowVerdict::Include, RowVerdict::Skip]
+    );
+    assert_eq!(
+        Filter::parse_bytes(b"PrefixFilter('\x00\xff')")
+            .unwrap()
+            .row_prefix_hint(),
+        Some(vec![0, 0xff])
+    );
+    let e = Filter::parse_bytes(b"PrefixFilter('a') \xff")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("at byte 18: bytes that are not UTF-8 outside quotes"),
+        "{e}"
+    );
+    let e = Filter::parse_bytes(b"ValueFilter(=,'regexstring:\xff')")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ValueFilter at byte 14: argument 2: the comparator's operand is not UTF-8"),
+        "{e}"
+    );
+}
