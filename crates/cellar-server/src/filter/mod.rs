@@ -8,12 +8,26 @@
 //! `A AND SKIP B OR C` is `(A AND (SKIP B)) OR C`. Filter names, comparator types and the
 //! operators `AND OR SKIP WHILE` are case-sensitive as in HBase (a wrong case gets an error
 //! naming the right spelling); `true`/`false` are not. Strings are single-quoted, `''`
-//! inside is one quote; whitespace is free between tokens (`PageFilter (1)`). The grammar:
-//! [`parse`]. Comparison operators: `< <= = != >= >`, read as `cell OP operand`.
+//! inside is one quote; whitespace is free between tokens (`PageFilter (1)`).
+//!
+//! ```text
+//! expr    := and ("OR" and)*
+//! and     := unary ("AND" unary)*
+//! unary   := ("SKIP" | "WHILE") unary | primary
+//! primary := "(" expr ")" | NAME "(" [arg ("," arg)*] ")"
+//! arg     := 'quoted string' | op | word            (op: < <= = != >= >; word: 12, true)
+//! ```
+//!
+//! Comparison operators: `< <= = != >= >`, read as `cell OP operand`.
 //! Comparators `'type:operand'`: `binary`, `binaryprefix` (only the cell's first
 //! `len(operand)` bytes are compared), `substring` (contains, ignoring case) and
 //! `regexstring` (a `regex` crate pattern found anywhere, `.` matching newlines); the last
-//! two allow only `=` and `!=`.
+//! two allow only `=` and `!=`. Patterns are Unicode-aware: `.` and classes match UTF-8
+//! characters, so they skip bytes that are not UTF-8 (HBase's Java regex reads each byte
+//! as a Latin-1 character).
+//!
+//! Arguments are separated by exactly one comma; HBase's parser also takes missing or extra
+//! commas (`RowFilter(= 'binary:a')`), which are refused here with their byte position.
 //!
 //! # Filters
 //! - `PrefixFilter('p')`: rows whose key starts with `p`.
@@ -47,14 +61,14 @@
 //! - `WHILE f`: like `SKIP f`, except that the first row it rejects ends the scan (without
 //!   that row).
 //! - The scan ends early when no later row can pass: under `AND` when one side is spent
-//!   (a PageFilter that has returned its rows, a WHILE that failed), under `OR` when both
-//!   are.
+//!   (a PageFilter that has returned its rows, a WHILE that failed), under `OR` when every
+//!   side is.
 //!
 //! Where this differs from HBase's implementation, it does so to stay independent of the
-//! filters' order: HBase stops asking an `AND`'s later filters about a row once an earlier
-//! one rejected its key, and counts a PageFilter's row when the PageFilter passes it even if
-//! a later filter of the same `AND` drops it; here a PageFilter counts only rows actually
-//! returned, and every filter sees every row. `SKIP PrefixFilter('p')` keeps the rows with
+//! filters' order. In HBase, the filters of an `AND` do not see the cells of a row that one
+//! of them rejected by its key (which matters to a WHILE), and a PageFilter counts a row it
+//! passes even when a filter after it in the same `AND` drops the row; here every filter
+//! sees every row, and a PageFilter counts only rows actually returned. `SKIP PrefixFilter('p')` keeps the rows with
 //! the prefix (HBase's SkipFilter ignores row-key decisions). A PrefixFilter does not end a
 //! scan once past its prefix (the scan's direction is not known here); a scan narrows its
 //! range with [`Filter::row_prefix_hint`] instead.
