@@ -9,7 +9,7 @@ use regex::bytes::{Regex, RegexBuilder};
 /// Most bytes one compiled regex (a `regexstring` or `substring` comparator) may take, and
 /// the most its lazy DFA caches; a short hostile pattern (`a{1000}{1000}`) is refused at
 /// parse time instead of taking the server's memory.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
+const REGEX_SIZE_LIMIT: usize = 2 << 20;
 
 /// `<`, `<=`, `=`, `!=`, `>=`, `>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,6 +210,9 @@ mod tests {
         assert!(cmp("=", "regexstring:a.b").matches(b"a\nb"));
         assert!(cmp("!=", "regexstring:^z").matches(b"abc"));
         assert!(cmp("=", "regexstring:.*").matches(&[0xff, 0x00]));
+        // Unicode classes of a practical size compile.
+        assert!(cmp("=", r"regexstring:^\w{20}$").matches("é".repeat(20).as_bytes()));
+        assert!(cmp("=", r"regexstring:\d{4}-\d{2}").matches(b"on 2024-05-01"));
     }
 
     #[test]
@@ -224,6 +227,7 @@ mod tests {
         assert!(err(">=", "regexstring:x").contains("only = or !="));
         assert!(err("=", "regexstring:(").contains("bad pattern"));
         assert!(err("=", "regexstring:a{1000}{1000}").contains("compiles to more than"));
+        assert!(err("=", r"regexstring:\w{100}").contains("compiles to more than 2097152 bytes"));
     }
 
     #[test]

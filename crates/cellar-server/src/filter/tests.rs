@@ -664,7 +664,7 @@ fn input_is_bounded() {
 
     let patterns = |n: usize| vec!["RowFilter(=,'regexstring:a')"; n].join(" OR ");
     assert!(Filter::parse(&patterns(MAX_PATTERNS)).is_ok());
-    assert!(error(&patterns(MAX_PATTERNS + 1)).contains("more than 32 regexstring/substring"));
+    assert!(error(&patterns(MAX_PATTERNS + 1)).contains("more than 8 regexstring/substring"));
 }
 
 #[test]
