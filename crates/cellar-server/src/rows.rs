@@ -2,7 +2,7 @@
 //! newest timestamp) order; the protocols all answer in whole rows, after a filter
 //! (`filter.rs`) has seen each row. Shared by the Thrift scanners, gRPC and REST.
 
-use cellar_table::{Cell, Result, ScanSpec, Scanner, Table};
+use cellar_table::{Cell, Result, RowSelection, ScanSpec, Scanner, Table};
 
 use crate::filter::{Filter, FilterRun, RowVerdict};
 
@@ -43,13 +43,16 @@ const _: fn() = || {
 };
 
 impl RowScanner {
-    /// `limit`: most rows returned (after the filter).
+    /// `limit`: most rows returned (after the filter). A filter that only passes rows
+    /// with some prefix (a PrefixFilter at the top or under AND) narrows a scan of every
+    /// row to that prefix, so the scan reads only those rows.
     pub fn new(
         table: &Table,
-        spec: ScanSpec,
+        mut spec: ScanSpec,
         filter: Option<&Filter>,
         limit: Option<u64>,
     ) -> Result<RowScanner> {
+        narrow_to_prefix_hint(&mut spec, filter);
         Ok(RowScanner {
             scanner: table.scan(spec)?,
             next_cell: None,
@@ -140,5 +143,18 @@ impl RowScanner {
             cells.push(cell);
         }
         Ok(Some(Row { key, cells }))
+    }
+}
+
+/// Narrows `spec` to the rows `filter` can pass, where that is a prefix and the scan has
+/// no narrower selection of its own.
+fn narrow_to_prefix_hint(spec: &mut ScanSpec, filter: Option<&Filter>) {
+    let Some(hint) = filter.and_then(Filter::row_prefix_hint) else {
+        return;
+    };
+    match &spec.rows {
+        RowSelection::All => spec.rows = RowSelection::Prefix(hint),
+        RowSelection::Prefix(p) if hint.starts_with(p) => spec.rows = RowSelection::Prefix(hint),
+        _ => {}
     }
 }
