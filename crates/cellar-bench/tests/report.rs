@@ -12,7 +12,7 @@ const DB: &str = r#"{"engine":"cellar","engine_options":"","workload":"fillrando
 {"engine":"rocksdb","engine_options":"index_filter=table_reader","workload":"readrandom","variant":"","ops_per_sec":180000.0,"p50_us":4.0,"p99_us":13.0,"latency_unit":"op"}
 "#;
 
-const MAPFILE: &str = r#"{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":17000.0,"p50_us":27.0,"p99_us":418.0,"latency_unit":"op","run":1,"commit":"abc1234"}
+const MAPFILE: &str = r#"{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":17000.0,"p50_us":27.0,"p99_us":418.0,"latency_unit":"op","run":1,"commit":"abc1234","date":"2026-01-02"}
 {"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":20000.0,"p50_us":25.0,"p99_us":400.0,"latency_unit":"op","run":2,"commit":"abc1234"}
 {"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":15000.0,"p50_us":30.0,"p99_us":450.0,"latency_unit":"op","run":3,"commit":"abc1234"}
 {"engine":"mapfile","workload":"mapfile","variant":"lookup single","ops_per_sec":15500.0,"p50_us":24.0,"p99_us":489.0,"latency_unit":"op","commit":"abc1234"}
@@ -124,27 +124,29 @@ fn report_has_a_section_per_workload_and_the_machine() {
         "## Key-value workloads, db_bench names (`cellar-bench db`)",
         "### `fillrandom`",
         "### `fillsync`",
-        "## Seed 000: MapFile and HBase (`cellar-bench mapfile`)",
+        "## Hadoop MapFile against HBase, cold lookups (`cellar-bench mapfile`)",
         "#### lookup · [../in/mapfile.jsonl](../in/mapfile.jsonl)",
         "## YCSB core workloads (`cellar-bench ycsb`)",
         "#### t1 · [../in/ycsb.jsonl](../in/ycsb.jsonl)",
-        "## Seed 002: import (`cellar-bench import`)",
+        "## Importing into HBase, rows of 6 integers (`cellar-bench import`)",
         "#### durable · [../in/import.jsonl](../in/import.jsonl)",
         "| variant | engine | rows/ms |",
-        "## Seed 004: the AOL query-log test (`cellar-bench hypertable`)",
+        "## Hypertable's AOL query-log test (`cellar-bench hypertable`)",
         "| variant | engine | cells/s | seconds | engine ÷ cellar | note |",
         "Command: `cellar-bench hypertable --dir d`",
         "## Other workloads",
         "### `mystery`",
         "## Where Cellar is behind",
-        "commit abc1234",
+        "commit abc1234; date 2026-01-02",
         "rocksdb options: `index_filter=table_reader`",
     ] {
         assert!(md.contains(heading), "missing {heading:?} in\n{md}");
     }
     // Families in the order of the subcommands, variants in their natural order.
     let at = |s: &str| md.find(s).unwrap();
-    assert!(at("## Key-value") < at("## Seed 000") && at("## Seed 000") < at("## YCSB"));
+    assert!(at("## Key-value") < at("## Hadoop MapFile") && at("## Hadoop MapFile") < at("## YCSB"));
+    // Losses come first, before the machine and the tables.
+    assert!(at("## Where Cellar is behind") < at("## Machine"));
     assert!(at("| single | cellar |") < at("| bucket=10 | cellar |"));
     assert!(at("| bucket=10 | cellar |") < at("| bucket=1000 | cellar |"));
     assert!(at("| w1 | cellar |") < at("| w2 | cellar |"));
@@ -336,7 +338,7 @@ fn report_dfsio_shows_testdfsio_fields_beside_the_fio_ceiling() {
     let dir = tempfile::tempdir().unwrap();
     let md = report_ok(dir.path(), "out", &fixtures(dir.path()));
     let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("no {s:?} in\n{md}"));
-    assert!(at("## Seed 002") < at("## Seed 003") && at("## Seed 003") < at("## Seed 004"));
+    assert!(at("## Importing") < at("## Hadoop TestDFSIO") && at("## Hadoop TestDFSIO") < at("## Hypertable"));
     assert!(md.contains(
         "| variant | engine | MB/s | seconds | avg IO rate MB/s | IO rate std dev | p50 µs | p99 µs | latency per | engine ÷ cellar | aggregate MB/s | fio ceiling MB/s | aggregate ÷ fio |"
     ));
