@@ -356,3 +356,41 @@ fn report_dfsio_shows_testdfsio_fields_beside_the_fio_ceiling() {
     let fillrandom = &md[at("### `fillrandom`")..at("### `fillsync`")];
     assert!(fillrandom.contains("Command not recorded."), "{fillrandom}");
 }
+
+#[test]
+fn report_puts_each_loss_beside_its_known_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let causes = dir.path().join("causes.json");
+    std::fs::write(
+        &causes,
+        r#"{"causes":[{"workload":"import","variant":"durable/w1","engine":"fjall",
+            "cause":"one fdatasync per row, as fjall","note":"../design/write-paths.md"}]}"#,
+    )
+    .unwrap();
+    let inputs = fixtures(dir.path());
+    let causes_arg = causes.to_str().unwrap();
+    let out = report(&dir.path().join("out"), &inputs, &["--causes", causes_arg]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(dir.path().join("out").join("RESULTS.md")).unwrap();
+    let behind = &md[md.find("## Where Cellar is behind").unwrap()..md.find("## Machine").unwrap()];
+    let import = behind
+        .lines()
+        .find(|l| l.starts_with("| import | durable/w1 |"))
+        .unwrap_or_else(|| panic!("no import loss in\n{behind}"));
+    assert!(
+        import.ends_with(
+            "| one fdatasync per row, as fjall ([design note](../design/write-paths.md)) |"
+        ),
+        "{import}"
+    );
+    let mapfile = behind
+        .lines()
+        .find(|l| l.starts_with("| mapfile | lookup bucket=10 |"))
+        .unwrap_or_else(|| panic!("no mapfile loss in\n{behind}"));
+    assert!(mapfile.ends_with("| not explained yet |"), "{mapfile}");
+
+    // A causes file that is there but wrong is an error, not ignored.
+    std::fs::write(&causes, r#"{"causes":[{"workload":"import"}]}"#).unwrap();
+    let out = report(&dir.path().join("bad"), &inputs, &["--causes", causes_arg]);
+    assert!(!out.status.success());
+}

@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use super::causes::Causes;
 use super::load::Input;
 use super::machine::{Ceilings, Machine};
 use super::model::{Family, Row, Table, ALL_FAMILIES};
@@ -19,6 +20,8 @@ pub struct Doc<'a> {
     /// The ceilings and how the report names their file (`None`: no file there).
     pub ceilings: Option<&'a Ceilings>,
     pub ceilings_name: &'a str,
+    /// Why Cellar is behind where it is (`None`: no causes file).
+    pub causes: Option<&'a Causes>,
     pub plots: &'a [Plot],
 }
 
@@ -312,9 +315,11 @@ fn cellar_behind(out: &mut String, doc: &Doc) {
         return;
     }
     out.push_str(
-        "Every row below where another engine's figure is higher than Cellar's; the cause \
-         of each, and the design note that explains it: docs/benchmarks.md, \"Targets\".\n\n\
-         | workload | variant | input | engine | engine ÷ cellar |\n|---|---|---|---|---:|\n",
+        "Every row below where another engine's figure is higher than Cellar's, with its \
+         measured cause and the design note that explains it where one is known \
+         (docs/benchmarks.md, \"Targets\", says more).\n\n\
+         | workload | variant | input | engine | engine ÷ cellar | cause |\n\
+         |---|---|---|---|---:|---|\n",
     );
     for (t, r) in behind {
         let file = doc
@@ -322,14 +327,28 @@ fn cellar_behind(out: &mut String, doc: &Doc) {
             .files
             .get(t.file)
             .map_or("?", |f| f.display.as_str());
+        let cause = doc
+            .causes
+            .and_then(|c| c.find(&t.workload, &r.variant, &r.engine))
+            .map_or_else(
+                || "not explained yet".to_string(),
+                |c| {
+                    if c.note.is_empty() {
+                        cell(&c.cause)
+                    } else {
+                        format!("{} ([design note]({}))", cell(&c.cause), c.note)
+                    }
+                },
+            );
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             cell(&t.workload),
             cell(&r.variant),
             cell(file),
             cell(&r.engine),
-            ratio(r)
+            ratio(r),
+            cause
         );
     }
     out.push('\n');
