@@ -123,7 +123,10 @@ fn elliptics_quick_cellar_reports_every_variant() {
         String::from_utf8_lossy(&rep.stderr)
     );
     let text = std::fs::read_to_string(&md).unwrap();
-    assert!(text.contains("## Elliptics vs HBase, cold random reads"), "{text}");
+    assert!(
+        text.contains("## Elliptics vs HBase, cold random reads"),
+        "{text}"
+    );
     assert!(text.contains("#### random reads"), "{text}");
     assert!(text.contains("| max rate p99<10ms | cellar |"), "{text}");
 }

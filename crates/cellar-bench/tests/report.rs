@@ -144,7 +144,9 @@ fn report_has_a_section_per_workload_and_the_machine() {
     }
     // Families in the order of the subcommands, variants in their natural order.
     let at = |s: &str| md.find(s).unwrap();
-    assert!(at("## Key-value") < at("## Hadoop MapFile") && at("## Hadoop MapFile") < at("## YCSB"));
+    assert!(
+        at("## Key-value") < at("## Hadoop MapFile") && at("## Hadoop MapFile") < at("## YCSB")
+    );
     // Losses come first, before the machine and the tables.
     assert!(at("## Where Cellar is behind") < at("## Machine"));
     assert!(at("| single | cellar |") < at("| bucket=10 | cellar |"));
@@ -338,7 +340,10 @@ fn report_dfsio_shows_testdfsio_fields_beside_the_fio_ceiling() {
     let dir = tempfile::tempdir().unwrap();
     let md = report_ok(dir.path(), "out", &fixtures(dir.path()));
     let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("no {s:?} in\n{md}"));
-    assert!(at("## Importing") < at("## Hadoop TestDFSIO") && at("## Hadoop TestDFSIO") < at("## Hypertable"));
+    assert!(
+        at("## Importing") < at("## Hadoop TestDFSIO")
+            && at("## Hadoop TestDFSIO") < at("## Hypertable")
+    );
     assert!(md.contains(
         "| variant | engine | MB/s | seconds | avg IO rate MB/s | IO rate std dev | p50 µs | p99 µs | latency per | engine ÷ cellar | aggregate MB/s | fio ceiling MB/s | aggregate ÷ fio |"
     ));
@@ -370,7 +375,11 @@ fn report_puts_each_loss_beside_its_known_cause() {
     let inputs = fixtures(dir.path());
     let causes_arg = causes.to_str().unwrap();
     let out = report(&dir.path().join("out"), &inputs, &["--causes", causes_arg]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let md = std::fs::read_to_string(dir.path().join("out").join("RESULTS.md")).unwrap();
     let behind = &md[md.find("## Where Cellar is behind").unwrap()..md.find("## Machine").unwrap()];
     let import = behind

@@ -72,9 +72,18 @@ mod tests {
                 {"workload":"mapfile","cause":"b","note":"x.md"}]}"#,
         )
         .unwrap();
-        assert_eq!(c.find("mapfile", "lookup single", "lmdb").unwrap().cause, "a");
-        assert_eq!(c.find("mapfile", "lookup single", "hbase").unwrap().cause, "b");
-        assert_eq!(c.find("mapfile", "insert buffered", "lmdb").unwrap().note, "x.md");
+        assert_eq!(
+            c.find("mapfile", "lookup single", "lmdb").unwrap().cause,
+            "a"
+        );
+        assert_eq!(
+            c.find("mapfile", "lookup single", "hbase").unwrap().cause,
+            "b"
+        );
+        assert_eq!(
+            c.find("mapfile", "insert buffered", "lmdb").unwrap().note,
+            "x.md"
+        );
         assert!(c.find("ycsb_c", "t4", "fjall").is_none());
         assert!(serde_json::from_str::<Causes>(r#"{"causes":[{"workload":"w"}]}"#).is_err());
     }

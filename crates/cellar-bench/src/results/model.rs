@@ -83,10 +83,10 @@ impl Family {
     pub fn title(self) -> &'static str {
         match self {
             Family::Db => "Key-value workloads, db_bench names (`cellar-bench db`)",
-            Family::Mapfile => "Hadoop MapFile against HBase, cold lookups (`cellar-bench mapfile`)",
-            Family::Elliptics => {
-                "Elliptics vs HBase, cold random reads (`cellar-bench elliptics`)"
+            Family::Mapfile => {
+                "Hadoop MapFile against HBase, cold lookups (`cellar-bench mapfile`)"
             }
+            Family::Elliptics => "Elliptics vs HBase, cold random reads (`cellar-bench elliptics`)",
             Family::Ycsb => "YCSB core workloads (`cellar-bench ycsb`)",
             Family::Import => "Importing into HBase, rows of 6 integers (`cellar-bench import`)",
             Family::Dfsio => "Hadoop TestDFSIO through Cellar's Vfs (`cellar-bench dfsio`)",
