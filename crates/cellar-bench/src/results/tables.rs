@@ -62,8 +62,8 @@ fn machine(out: &mut String, m: &Machine) {
     out.push_str("## Machine\n\n");
     out.push_str(
         "Read from /proc and /etc/os-release where this report was generated. The records \
-         do not name the machine they ran on; docs/benchmarks.md describes each run's machine \
-         and what else was running.\n\n",
+         do not name the machine they ran on; docs/benchmarks.md describes the machine of the \
+         published runs.\n\n",
     );
     out.push_str("| | |\n|---|---|\n");
     let or_dash = |v: Option<String>| v.unwrap_or_else(|| "—".to_string());
