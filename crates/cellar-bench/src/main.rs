@@ -26,12 +26,10 @@ mod suite;
 mod workloads;
 mod ycsb;
 
-/// Cellar ships with mimalloc: with glibc's allocator the engine's many small, cross-thread
-/// allocations (skiplist nodes freed by the flush thread) cost ~3x in write throughput.
-/// Built with mimalloc's `no_thp` feature: mimalloc v3 otherwise asks for transparent huge
-/// pages, and on this kind of VM a first-touch fault of a 2 MiB page costs about 3x what the
-/// same 512 small pages cost (fio-free measurement in docs/benchmarks.md); a cold block cache
-/// grows by a page every block, so readrandom spent 1.3 us per lookup more in the kernel.
+/// Cellar ships with mimalloc, built with its `no_thp` feature: the engine's many small,
+/// cross-thread allocations (skiplist nodes freed by the flush thread) cost several times
+/// more with glibc's allocator, and transparent huge pages make a growing block cache's
+/// first-touch faults costlier (docs/design/allocator.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
