@@ -403,3 +403,67 @@ fn report_puts_each_loss_beside_its_known_cause() {
     let out = report(&dir.path().join("bad"), &inputs, &["--causes", causes_arg]);
     assert!(!out.status.success());
 }
+
+/// The published results (docs/benchmarks): one file per workload, each table with the
+/// command, commit and date that produced it, and every loss with a known cause.
+#[test]
+fn report_over_the_published_results_is_complete() {
+    let published = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/benchmarks");
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&published)
+        .expect("docs/benchmarks")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    inputs.sort();
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "db-10m.jsonl",
+            "dfsio-8x1g.jsonl",
+            "elliptics-5m.jsonl",
+            "hypertable-20m.jsonl",
+            "import-1m.jsonl",
+            "mapfile-10m.jsonl",
+            "ycsb-1m.jsonl"
+        ],
+        "one current result file per workload"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let causes = published.join("causes.json");
+    let ceilings = published.join("fio-ceilings.json");
+    let extra = [
+        "--strict",
+        "--causes",
+        causes.to_str().unwrap(),
+        "--ceilings",
+        ceilings.to_str().unwrap(),
+    ];
+    let out = report(dir.path(), &inputs, &extra);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.path().join("RESULTS.md")).unwrap();
+    let tables = md.lines().filter(|l| l.starts_with("#### ")).count();
+    assert!(tables >= 7, "{md}");
+    let dated = md
+        .lines()
+        .filter(|l| l.starts_with("commit ") && l.contains("; date 20"))
+        .count();
+    assert_eq!(dated, tables, "every table names its commit and date");
+    let commands = md
+        .lines()
+        .filter(|l| l.starts_with("Command: `cellar-bench "))
+        .count();
+    assert_eq!(commands, tables, "every table names its command");
+    let behind = &md[md.find("## Where Cellar is behind").unwrap()..md.find("## Machine").unwrap()];
+    assert!(
+        !behind.contains("not explained yet"),
+        "a loss without its cause in docs/benchmarks/causes.json:\n{behind}"
+    );
+}
