@@ -6,7 +6,7 @@
 //! fields; ItemRank and ClickURL are both set (a click) or both empty. Lines are in time
 //! order, so AnonIDs come unordered.
 //!
-//! What is mimicked, and the figures the seed reports (avg key 7.0–7.1 B, avg value ~15.2 B,
+//! What is mimicked, and the figures Hypertable's test reports (avg key 7.0–7.1 B, avg value ~15.2 B,
 //! 75.3M cells from 36.4M lines, so ~53% of lines carry a click):
 //! - AnonID: 657,426 users (as in the real log) with Zipf–Mandelbrot activity (a few users
 //!   issue tens of thousands of queries, most a handful), each user mapped to a fixed
@@ -75,7 +75,7 @@ pub struct AolArgs {
     #[arg(long, default_value_t = 2006)]
     pub seed: u64,
 
-    /// Leave out the QueryTime column, so that the seed's exact `LOAD DATA INFILE
+    /// Leave out the QueryTime column, so that Hypertable's exact `LOAD DATA INFILE
     /// ROW_KEY_COLUMN=AnonID` finds only the table's families.
     #[arg(long)]
     pub no_query_time: bool,

@@ -1,13 +1,13 @@
-//! `cellar-bench import`: seed 002, "Performance of HBase importing": rows of 6 integers
+//! `cellar-bench import`: "Performance of HBase importing" (2009): rows of 6 integers
 //! read from a flat file and written through each engine's ordinary write path (no bulk
 //! ingest), one writer per slice of the file, reported in rows per millisecond.
 //!
 //! Input file (`<db-dir>/import-<records>-<seed>.bin`, written first by the parent): records
 //! of 6 little-endian i64, 48 bytes each, no header, so writer `w` of `W` seeks straight to
 //! its slice. Fields: `a` (0..2^31), `b` (0..100 000), `c` (0..1000) form the row key
-//! `"{a}:{b}:{c}"` (the seed's `"%s:%s:%s"` of three business-key integers, unique with
+//! `"{a}:{b}:{c}"` (the write-up's `"%s:%s:%s"` of three business-key integers, unique with
 //! overwhelming probability); `d`, `e`, `f` are payload. The stored value is all six as
-//! zigzag LEB128 varints (a compact binary struct, like the seed's Thrift binary one).
+//! zigzag LEB128 varints (a compact binary struct, like the write-up's Thrift binary one).
 //!
 //! Variants, each into a fresh database, with 1, 2, 4 and 6 writers (`--writers`):
 //! * `durable/wN` ("autoflush on"): every row is one `put(sync = true)`, durable before the
@@ -17,8 +17,8 @@
 //!   until their keys and values reach `--buffer-mb`, then go as one
 //!   `put_batch(sync = false)`; the rest when the writer ends.
 //!
-//! HBase, the seed's own system, runs the same variants when named in `--engines` (the Java
-//! peer of seed 000 in its import mode: hbase.rs).
+//! HBase, the write-up's own system, runs the same variants when named in `--engines` (the Java
+//! peer of `mapfile` in its import mode: hbase.rs).
 
 mod hbase;
 
@@ -149,7 +149,7 @@ impl Row {
             rng.gen_range(0..100_000),
             rng.gen_range(0..1000),
             rng.gen_range(0..1_000_000),
-            1_231_459_200 + i as i64, // seconds since the epoch, from the seed's date
+            1_231_459_200 + i as i64, // seconds since the epoch, from the write-up's date
             rng.gen_range(-1_000_000_000..1_000_000_000),
         ])
     }
@@ -587,7 +587,7 @@ mod tests {
             joined.extend(std::iter::from_fn(|| r.next_row().unwrap()));
         }
         assert_eq!(joined, all);
-        // The same size and seed reuse the file; the rows are the seed's.
+        // The same size and seed reuse the file; the rows are those of the seed.
         write_input(&p, 100, 7).unwrap();
         let mut r = RowReader::open(&p, 0, 1).unwrap();
         assert_eq!(r.next_row().unwrap(), Some(all[0]));

@@ -1,4 +1,4 @@
-//! The Java peers of seed 000 (bench/java): where they are, whether they are built, and the
+//! The Java peers (bench/java: Hadoop MapFile, HBase): where they are, whether they are built, and the
 //! `java` command that runs one.
 //!
 //! `mvn package` in bench/java leaves, per peer module, `target/cellar-peer-<name>.jar` and
@@ -91,7 +91,7 @@ impl JavaPeer {
         self.command_with_main(java_dir, heap_mb, self.main_class())
     }
 
-    /// The same, with another main class of the peer's jar (seed 001's HBaseElliptics).
+    /// The same, with another main class of the peer's jar (`elliptics`' HBaseElliptics).
     pub fn command_with_main(
         self,
         java_dir: &Path,

@@ -26,12 +26,10 @@ mod suite;
 mod workloads;
 mod ycsb;
 
-/// Cellar ships with mimalloc: with glibc's allocator the engine's many small, cross-thread
-/// allocations (skiplist nodes freed by the flush thread) cost ~3x in write throughput.
-/// Built with mimalloc's `no_thp` feature: mimalloc v3 otherwise asks for transparent huge
-/// pages, and on this kind of VM a first-touch fault of a 2 MiB page costs about 3x what the
-/// same 512 small pages cost (fio-free measurement in docs/benchmarks.md); a cold block cache
-/// grows by a page every block, so readrandom spent 1.3 us per lookup more in the kernel.
+/// Cellar ships with mimalloc, built with its `no_thp` feature: the engine's many small,
+/// cross-thread allocations (skiplist nodes freed by the flush thread) cost several times
+/// more with glibc's allocator, and transparent huge pages make a growing block cache's
+/// first-touch faults costlier (docs/design/allocator.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -73,7 +71,7 @@ pub enum Command {
     /// goes to stderr.
     Db(DbArgs),
 
-    /// Seed 003, Hadoop's TestDFSIO: N files of SIZE written (--write) and read back
+    /// Hadoop's TestDFSIO (as run against SeaweedFS): N files of SIZE written (--write) and read back
     /// (--read) at once, one thread per file, in buffer-sized calls through Cellar's Vfs,
     /// with incompressible data and an fdatasync at the end of each file. Prints TestDFSIO's
     /// report (files, MB processed, throughput, average IO rate, its std deviation, exec
@@ -84,23 +82,23 @@ pub enum Command {
     #[command(subcommand)]
     Gen(GenCommand),
 
-    /// Hypertable's AOL query-log test (seed 004): 4 concurrent bulk loads, a 5th alone,
+    /// Hypertable's AOL query-log test: 4 concurrent bulk loads, a 5th alone,
     /// a full scan (library and `cellar shell` to /dev/null), and cells streamed through
     /// the WAL with a 12 MiB client buffer.
     Hypertable(hypertable::HypertableArgs),
 
-    /// Seed 000, MapFile vs HBase: insert N records in key order, look up 1% of them per
+    /// Hadoop MapFile vs HBase: insert N records in key order, look up 1% of them per
     /// iteration (one by one and in buckets), then durable inserts one at a time; Cellar,
     /// RocksDB and the Java peers side by side (see docs/benchmarks.md).
     Mapfile(mapfile::MapfileArgs),
 
-    /// Seed 001, Elliptics vs HBase: N records of ~200 bytes of text loaded in key order,
+    /// Elliptics vs HBase (ioremap.net): N records of ~200 bytes of text loaded in key order,
     /// then from cold starts (page cache dropped, engine reopened): random gets at a fixed
     /// rate by an open-loop reader (--rps for --seconds; p50/p90/p99 from each request's due
     /// time), the highest rate whose p50 stays under --latency-ms and whose p99 stays under
     /// --p99-latency-ms, random range reads (seek + 10 and + 100 rows), the size on disk and
     /// the resident index memory. Cellar, RocksDB, LMDB and HBase side by side (see
-    /// docs/benchmarks.md, "Seed 001").
+    /// docs/benchmarks.md, "elliptics").
     Elliptics(elliptics::EllipticsArgs),
 
     /// Install, check and self-test the peers (RocksDB, Hadoop MapFile, HBase).
@@ -110,7 +108,7 @@ pub enum Command {
     /// client threads. JSON lines (--json) and a Markdown table on stdout.
     Ycsb(ycsb::YcsbArgs),
 
-    /// Seed 002's HBase import: rows of 6 integers from a flat file written through the
+    /// "Performance of HBase importing": rows of 6 integers from a flat file written through the
     /// normal write path, one fsynced put per row ("autoflush on") or 12 MiB batches
     /// ("autoflush off"), with 1, 2, 4 and 6 parallel writers; rows per millisecond.
     Import(import::ImportArgs),

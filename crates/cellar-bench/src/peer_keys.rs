@@ -1,4 +1,4 @@
-//! The records and lookup sample of seed 000 (`cellar-bench mapfile`), made identically here
+//! The records and lookup sample of `cellar-bench mapfile`, made identically here
 //! and in the Java peers (bench/java/common/.../Dataset.java), so that every engine writes
 //! the same values and looks up the same keys.
 //!

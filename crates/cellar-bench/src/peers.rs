@@ -1,4 +1,4 @@
-//! `cellar-bench peers setup|status|self-test`: what the peers of the seed benchmarks need,
+//! `cellar-bench peers setup|status|self-test`: what the peers of the published benchmarks need,
 //! whether it is here, and installing it on a fresh machine of this kind (Debian 12).
 //!
 //! Every peer is optional. Rust engines are compiled in by cargo features (rocksdb links

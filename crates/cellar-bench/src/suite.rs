@@ -79,7 +79,7 @@ pub struct SuiteRecord {
     pub latency_unit: String,
     /// Per operation type (YCSB: read, update, insert, scan, read_modify_write).
     pub op_latency: BTreeMap<String, OpLatency>,
-    /// import: rows written per millisecond (the seed's unit).
+    /// import: rows written per millisecond (the write-up's unit).
     pub rows_per_ms: Option<f64>,
     pub key_bytes: usize,
     pub value_bytes: usize,

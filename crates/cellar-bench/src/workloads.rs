@@ -33,7 +33,7 @@ pub enum Workload {
     /// `reads` random keys looked up `batch` at a time through multi_get.
     Multireadrandom,
     /// As multireadrandom, set up as readrandom_uncached (small block cache, cold page
-    /// cache): the seeds' cold-cache batched lookups.
+    /// cache): the cold-cache batched lookups of `mapfile` and `elliptics`.
     MultireadrandomUncached,
     /// `reads` seeks to random keys, each followed by `seek-nexts` nexts, one iterator.
     Seekrandom,

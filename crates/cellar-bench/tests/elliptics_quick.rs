@@ -1,4 +1,4 @@
-//! `cellar-bench elliptics --quick` (seed 001) against Cellar alone: every variant, the JSON
+//! `cellar-bench elliptics --quick` (Elliptics vs HBase) against Cellar alone: every variant, the JSON
 //! lines' shape, every read finding its key; the report's table; the Java peer's generator
 //! against the shared vector when the peer is built.
 
@@ -123,7 +123,10 @@ fn elliptics_quick_cellar_reports_every_variant() {
         String::from_utf8_lossy(&rep.stderr)
     );
     let text = std::fs::read_to_string(&md).unwrap();
-    assert!(text.contains("## Seed 001: Elliptics vs HBase"), "{text}");
+    assert!(
+        text.contains("## Elliptics vs HBase, cold random reads"),
+        "{text}"
+    );
     assert!(text.contains("#### random reads"), "{text}");
     assert!(text.contains("| max rate p99<10ms | cellar |"), "{text}");
 }

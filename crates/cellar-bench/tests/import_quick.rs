@@ -1,4 +1,4 @@
-//! `cellar-bench import --quick` (seed 002): every variant, the JSON lines, rows/ms.
+//! `cellar-bench import --quick` (HBase importing): every variant, the JSON lines, rows/ms.
 
 use std::path::Path;
 use std::process::Command;

@@ -1,4 +1,4 @@
-//! `cellar-bench mapfile` (seed 000) and `cellar-bench peers`: the real binary end to end.
+//! `cellar-bench mapfile` (MapFile vs HBase) and `cellar-bench peers`: the real binary end to end.
 //! Tests that need a built Java peer say so and pass without it (CI builds no jars).
 
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@ const DB: &str = r#"{"engine":"cellar","engine_options":"","workload":"fillrando
 {"engine":"rocksdb","engine_options":"index_filter=table_reader","workload":"readrandom","variant":"","ops_per_sec":180000.0,"p50_us":4.0,"p99_us":13.0,"latency_unit":"op"}
 "#;
 
-const MAPFILE: &str = r#"{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":17000.0,"p50_us":27.0,"p99_us":418.0,"latency_unit":"op","run":1,"commit":"abc1234"}
+const MAPFILE: &str = r#"{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":17000.0,"p50_us":27.0,"p99_us":418.0,"latency_unit":"op","run":1,"commit":"abc1234","date":"2026-01-02"}
 {"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":20000.0,"p50_us":25.0,"p99_us":400.0,"latency_unit":"op","run":2,"commit":"abc1234"}
 {"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":15000.0,"p50_us":30.0,"p99_us":450.0,"latency_unit":"op","run":3,"commit":"abc1234"}
 {"engine":"mapfile","workload":"mapfile","variant":"lookup single","ops_per_sec":15500.0,"p50_us":24.0,"p99_us":489.0,"latency_unit":"op","commit":"abc1234"}
@@ -124,27 +124,31 @@ fn report_has_a_section_per_workload_and_the_machine() {
         "## Key-value workloads, db_bench names (`cellar-bench db`)",
         "### `fillrandom`",
         "### `fillsync`",
-        "## Seed 000: MapFile and HBase (`cellar-bench mapfile`)",
+        "## Hadoop MapFile against HBase, cold lookups (`cellar-bench mapfile`)",
         "#### lookup · [../in/mapfile.jsonl](../in/mapfile.jsonl)",
         "## YCSB core workloads (`cellar-bench ycsb`)",
         "#### t1 · [../in/ycsb.jsonl](../in/ycsb.jsonl)",
-        "## Seed 002: import (`cellar-bench import`)",
+        "## Importing into HBase, rows of 6 integers (`cellar-bench import`)",
         "#### durable · [../in/import.jsonl](../in/import.jsonl)",
         "| variant | engine | rows/ms |",
-        "## Seed 004: the AOL query-log test (`cellar-bench hypertable`)",
+        "## Hypertable's AOL query-log test (`cellar-bench hypertable`)",
         "| variant | engine | cells/s | seconds | engine ÷ cellar | note |",
         "Command: `cellar-bench hypertable --dir d`",
         "## Other workloads",
         "### `mystery`",
         "## Where Cellar is behind",
-        "commit abc1234",
+        "commit abc1234; date 2026-01-02",
         "rocksdb options: `index_filter=table_reader`",
     ] {
         assert!(md.contains(heading), "missing {heading:?} in\n{md}");
     }
     // Families in the order of the subcommands, variants in their natural order.
     let at = |s: &str| md.find(s).unwrap();
-    assert!(at("## Key-value") < at("## Seed 000") && at("## Seed 000") < at("## YCSB"));
+    assert!(
+        at("## Key-value") < at("## Hadoop MapFile") && at("## Hadoop MapFile") < at("## YCSB")
+    );
+    // Losses come first, before the machine and the tables.
+    assert!(at("## Where Cellar is behind") < at("## Machine"));
     assert!(at("| single | cellar |") < at("| bucket=10 | cellar |"));
     assert!(at("| bucket=10 | cellar |") < at("| bucket=1000 | cellar |"));
     assert!(at("| w1 | cellar |") < at("| w2 | cellar |"));
@@ -336,7 +340,10 @@ fn report_dfsio_shows_testdfsio_fields_beside_the_fio_ceiling() {
     let dir = tempfile::tempdir().unwrap();
     let md = report_ok(dir.path(), "out", &fixtures(dir.path()));
     let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("no {s:?} in\n{md}"));
-    assert!(at("## Seed 002") < at("## Seed 003") && at("## Seed 003") < at("## Seed 004"));
+    assert!(
+        at("## Importing") < at("## Hadoop TestDFSIO")
+            && at("## Hadoop TestDFSIO") < at("## Hypertable")
+    );
     assert!(md.contains(
         "| variant | engine | MB/s | seconds | avg IO rate MB/s | IO rate std dev | p50 µs | p99 µs | latency per | engine ÷ cellar | aggregate MB/s | fio ceiling MB/s | aggregate ÷ fio |"
     ));
@@ -353,4 +360,110 @@ fn report_dfsio_shows_testdfsio_fields_beside_the_fio_ceiling() {
     assert!(dfsio.contains("Command: `cellar-bench dfsio --files 8 --size 1GB`"));
     let fillrandom = &md[at("### `fillrandom`")..at("### `fillsync`")];
     assert!(fillrandom.contains("Command not recorded."), "{fillrandom}");
+}
+
+#[test]
+fn report_puts_each_loss_beside_its_known_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let causes = dir.path().join("causes.json");
+    std::fs::write(
+        &causes,
+        r#"{"causes":[{"workload":"import","variant":"durable/w1","engine":"fjall",
+            "cause":"one fdatasync per row, as fjall","note":"../design/write-paths.md"}]}"#,
+    )
+    .unwrap();
+    let inputs = fixtures(dir.path());
+    let causes_arg = causes.to_str().unwrap();
+    let out = report(&dir.path().join("out"), &inputs, &["--causes", causes_arg]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.path().join("out").join("RESULTS.md")).unwrap();
+    let behind = &md[md.find("## Where Cellar is behind").unwrap()..md.find("## Machine").unwrap()];
+    let import = behind
+        .lines()
+        .find(|l| l.starts_with("| import | durable/w1 |"))
+        .unwrap_or_else(|| panic!("no import loss in\n{behind}"));
+    assert!(
+        import.ends_with(
+            "| one fdatasync per row, as fjall ([design note](../design/write-paths.md)) |"
+        ),
+        "{import}"
+    );
+    let mapfile = behind
+        .lines()
+        .find(|l| l.starts_with("| mapfile | lookup bucket=10 |"))
+        .unwrap_or_else(|| panic!("no mapfile loss in\n{behind}"));
+    assert!(mapfile.ends_with("| not explained yet |"), "{mapfile}");
+
+    // A causes file that is there but wrong is an error, not ignored.
+    std::fs::write(&causes, r#"{"causes":[{"workload":"import"}]}"#).unwrap();
+    let out = report(&dir.path().join("bad"), &inputs, &["--causes", causes_arg]);
+    assert!(!out.status.success());
+}
+
+/// The published results (docs/benchmarks): one file per workload, each table with the
+/// command, commit and date that produced it, and every loss with a known cause.
+#[test]
+fn report_over_the_published_results_is_complete() {
+    let published = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/benchmarks");
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&published)
+        .expect("docs/benchmarks")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    inputs.sort();
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "db-10m.jsonl",
+            "dfsio-8x1g.jsonl",
+            "elliptics-5m.jsonl",
+            "hypertable-20m.jsonl",
+            "import-1m.jsonl",
+            "mapfile-10m.jsonl",
+            "ycsb-1m.jsonl"
+        ],
+        "one current result file per workload"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let causes = published.join("causes.json");
+    let ceilings = published.join("fio-ceilings.json");
+    let extra = [
+        "--strict",
+        "--causes",
+        causes.to_str().unwrap(),
+        "--ceilings",
+        ceilings.to_str().unwrap(),
+    ];
+    let out = report(dir.path(), &inputs, &extra);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.path().join("RESULTS.md")).unwrap();
+    let tables = md.lines().filter(|l| l.starts_with("#### ")).count();
+    assert!(tables >= 7, "{md}");
+    let dated = md
+        .lines()
+        .filter(|l| l.starts_with("commit ") && l.contains("; date 20"))
+        .count();
+    assert_eq!(dated, tables, "every table names its commit and date");
+    let commands = md
+        .lines()
+        .filter(|l| l.starts_with("Command: `cellar-bench "))
+        .count();
+    assert_eq!(commands, tables, "every table names its command");
+    let behind = &md[md.find("## Where Cellar is behind").unwrap()..md.find("## Machine").unwrap()];
+    assert!(
+        !behind.contains("not explained yet"),
+        "a loss without its cause in docs/benchmarks/causes.json:\n{behind}"
+    );
 }

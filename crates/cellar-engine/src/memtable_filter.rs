@@ -1,9 +1,8 @@
 //! A bloom filter over the user keys of one memtable, so a lookup of a key the memtable does
 //! not hold skips the skiplist search. A point read searches every memtable before any SST,
-//! and a search of a large skiplist is ~20 dependent node visits, most of them cache misses:
-//! `perf` of YCSB C run after B (whose 50 K updates sit in the memtable) put 10 % of the time
-//! there, while ~95 % of the keys read are not in the memtable. The filter answers with one
-//! cache line, which the lookup asks for together with the SSTs' filter lines.
+//! and a search of a large skiplist is ~20 dependent node visits, most of them cache misses,
+//! while most keys a read-heavy workload asks for are not in the memtable. The filter answers
+//! with one cache line, which the lookup asks for together with the SSTs' filter lines.
 //!
 //! The layout is the cache-local one of SST filters (`sst::bloom`: one 512-bit line per key,
 //! the same line and bit choice from the same `key_hash`), in atomic words, because the

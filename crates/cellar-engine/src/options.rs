@@ -98,7 +98,7 @@ pub struct Options {
     /// within a recent window (`sst/admission.rs`): blocks read once are then not copied
     /// into fresh cache memory, and do not evict blocks read more often. Off keeps every
     /// block read. Ignored with `use_direct_reads` (a second read would go to the device).
-    /// Default on.
+    /// Default on (docs/design/block-cache-admission.md).
     pub block_cache_doorkeeper: bool,
     /// Cold-start warm-up (`sst/warm.rs`): once an SST's point reads have waited half as long
     /// in `pread` as reading the file whole should take (its size at
@@ -110,14 +110,17 @@ pub struct Options {
     /// RAM (0 where it cannot be read).
     pub warm_up_budget_bytes: u64,
     /// The sequential read rate the warm-up's price assumes (see `warm_up_budget_bytes`):
-    /// lower warms later, higher sooner. Default 1 GiB/s, a little under the benchmark
-    /// machine's measured 1.2–1.8 GB/s.
+    /// lower warms later, higher sooner. Default 1 GiB/s: set it to the device's sequential
+    /// read rate (docs/design/cold-start-warm-up.md).
     pub warm_up_read_bytes_per_sec: u64,
     pub l0_compaction_trigger: usize,
     /// L0 file count at which writers start being delayed, gradually more as it grows.
     pub l0_slowdown_trigger: usize,
     /// L0 file count at which writers wait for compaction.
     pub l0_stop_trigger: usize,
+    /// Compaction target of level 1; each deeper level's is `level_size_ratio` times the
+    /// one above, but at most 1/`level_size_ratio` of the next non-empty level below
+    /// (docs/design/level-target-cap.md).
     pub level1_size_bytes: u64,
     pub level_size_ratio: u64,
     pub num_levels: usize,
@@ -131,7 +134,7 @@ pub struct Options {
     /// The WAL reserves its file's space this many bytes ahead of its records (at most
     /// `memtable_size_bytes`: a WAL holds about one memtable), so a `Sync` write's
     /// `fdatasync` does not also have to commit a new file size (one journal write fewer on
-    /// ext4: ~1.5x the durable single-writer rate on the benchmark VM). Older WALs are cut
+    /// ext4; docs/durability.md). Older WALs are cut
     /// back to their last record when their memtable is frozen. 0: grow the file with each
     /// write.
     pub wal_preallocate_bytes: u64,

@@ -1,6 +1,6 @@
 //! A point lookup brings its block into the page cache and nothing more; a scan lets the
-//! kernel read ahead. Lookups that triggered the kernel's readahead gave seed 001's cold
-//! random reads their p99 tail (docs/benchmarks.md, "Seed 001"): this looks, with
+//! kernel read ahead. Lookups that trigger the kernel's readahead give cold random reads a
+//! p99 tail (docs/design/cold-start-warm-up.md): this looks, with
 //! `mincore`, at which pages of an SST a cold `get` and a cold scan leave in the page cache.
 //! Where the file system shows no readahead even for the scan there is nothing to tell
 //! apart, and the test says so and passes.

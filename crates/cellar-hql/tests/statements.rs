@@ -43,7 +43,7 @@ fn col(family: &str, qualifier: Option<&[u8]>) -> ColumnRef {
     }
 }
 
-// ---- the seed (Hypertable's AOL query-log test), statement for statement ----
+// ---- Hypertable's AOL query-log test, statement for statement ----
 
 #[test]
 fn seed_create_table_query_log() {

@@ -7,7 +7,7 @@
 //! and the block's offset in the file (two u64, little-endian). Random bytes do not
 //! compress, and no two 4 KiB blocks of the run are equal, so neither compression nor block
 //! deduplication below the file system can shrink the work. (TestDFSIO writes a buffer of
-//! one repeated character, which is what made SeaweedFS's figures meaningless in the seed.)
+//! one repeated character, which is what made SeaweedFS's figures meaningless in its TestDFSIO run.)
 //!
 //! Both tasks go through the engine's `Vfs` (`create` + `append` + `sync`, `open_read` +
 //! `read_exact_at`) or, for the `posix` baseline, through `std::fs` directly. A write task

@@ -1,4 +1,4 @@
-//! `cellar-bench dfsio`: seed 003, Hadoop's TestDFSIO (`-write`, `-read`, `-nrFiles`,
+//! `cellar-bench dfsio`: Hadoop's TestDFSIO as SeaweedFS ran it (`-write`, `-read`, `-nrFiles`,
 //! `-size`, `-bufferSize`), run through Cellar's `Vfs` on this machine, with fio's ceiling
 //! for the same pattern beside it.
 //!
@@ -57,7 +57,7 @@ pub struct DfsioArgs {
     /// [default: 1GB, or 16MB with --quick].
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// Bytes per write or read call (TestDFSIO -bufferSize; the seed used 8388608). Plain
+    /// Bytes per write or read call (TestDFSIO -bufferSize; SeaweedFS's run used 8388608). Plain
     /// bytes, or a size with a unit (8MB).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BUFFER.to_string())]
     pub buffer_size: String,
@@ -79,7 +79,7 @@ pub struct DfsioArgs {
     /// Without it the ceiling comes from --ceilings if that has this exact pattern.
     #[arg(long)]
     pub fio: bool,
-    /// Recorded fio ceilings (see docs/benchmarks.md, "Seed 003").
+    /// Recorded fio ceilings (see docs/benchmarks.md, "dfsio").
     #[arg(
         long,
         value_name = "FILE",

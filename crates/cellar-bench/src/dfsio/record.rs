@@ -1,5 +1,5 @@
 //! The JSON line of one dfsio test (write or read) on one file layer. Field meanings:
-//! docs/benchmarks.md, "Seed 003".
+//! docs/benchmarks.md, "dfsio".
 
 use std::path::Path;
 

@@ -21,7 +21,7 @@ use crate::error::{BenchError, Result};
 use crate::measure::Latency;
 use crate::procfs;
 
-/// Records per put_batch: the seed's HBase batch upload packed 5000 objects per block.
+/// Records per put_batch: the write-up's HBase batch upload packed 5000 objects per block.
 const LOAD_BATCH: usize = 5000;
 const MEMTABLE_BYTES: u64 = 64 << 20;
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(4 * 3600);

@@ -1,15 +1,15 @@
-//! The records and read streams of seed 001 (`cellar-bench elliptics`), made identically here
+//! The records and read streams of `cellar-bench elliptics`, made identically here
 //! and in the Java peer (bench/java/common/.../TextRecords.java), so that every engine stores
 //! the same bytes and reads the same keys in the same order.
 //!
 //! - Record `i` (`0 <= i < records`): key = `i` in zero-padded decimal, [`KEY_BYTES`] bytes
 //!   (keygen.rs; key order is index order, so the load is a batch upload in key order, as
-//!   the seed's HBase bulk upload was).
+//!   the write-up's HBase bulk upload was).
 //! - Its value, `value_size` bytes of English-like text: words of [`WORDS`] separated by one
 //!   space, word `w` being `WORDS[o_w >> 58]` where `o_w` is output `w` (0-based) of
 //!   SplitMix64 (peer_keys.rs) seeded with `i ^ TEXT_SALT`; words are appended until the text
 //!   is at least `value_size` bytes long, then it is cut to exactly `value_size` bytes. A
-//!   64-word vocabulary makes the text compress about as well as the seed's "easily
+//!   64-word vocabulary makes the text compress about as well as the write-up's "easily
 //!   compressible" production records, and exact sizes let a read check its value's length.
 //! - Read `j` of stream `s` (each timed phase has its own stream, see [`Stream`]): record
 //!   `nth(seed + s, j) % records` (wrapping add; `nth` is peer_keys::nth).

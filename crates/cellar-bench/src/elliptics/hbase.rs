@@ -2,7 +2,7 @@
 //! `java ... dev.cellar.peers.HBaseElliptics --records N --value-size V --rps R --seconds S
 //! --step-seconds T --latency-ms L --p99-latency-ms P --max-rps M --max-steps K --threads T
 //! --scan-threads U --seed S --dir D [--drop-caches] [--keep-data]` (or `--self-test`), on
-//! the HBase mini-cluster of the seed-000 peer (bench/java/hbase). It prints one [`Line`]
+//! the HBase mini-cluster of the `mapfile` peer (bench/java/hbase). It prints one [`Line`]
 //! per variant, as a plain JSON object per line on stdout; progress on stderr. Skipped, with
 //! a note, when java or the hbase jar is missing.
 

@@ -238,7 +238,7 @@ pub fn markdown(lines: &[Line], engines: &[String], spec: &Spec, cache_note: &st
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "Seed 001 (elliptics): {} records of {} B keys and {} B text values; fixed rate {} \
+        "Elliptics vs HBase (elliptics): {} records of {} B keys and {} B text values; fixed rate {} \
          requests/s for {} s; max-rate steps of {} s; {cache_note}.\n",
         spec.records,
         super::data::KEY_BYTES,

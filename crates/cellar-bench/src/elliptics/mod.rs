@@ -1,4 +1,4 @@
-//! `cellar-bench elliptics`: seed 001, Elliptics against HBase on hundreds of millions of
+//! `cellar-bench elliptics`: Elliptics against HBase (ioremap.net's write-up) on hundreds of millions of
 //! ~200-byte records on one server: random reads at a fixed rate from cold caches (median
 //! latency), the highest random-read rate that stays within a latency bound, random range
 //! reads, and the size on disk.
@@ -58,7 +58,7 @@ pub struct EllipticsArgs {
     /// Requests per second of the fixed-rate phase, and the first rate of the max-rate search
     #[arg(long, value_name = "R", default_value_t = 200)]
     pub rps: u64,
-    /// Length of the fixed-rate phase (the seed ran 10 minutes) [default: 60, or 2 with --quick]
+    /// Length of the fixed-rate phase (the write-up ran 10 minutes) [default: 60, or 2 with --quick]
     #[arg(long, value_name = "S")]
     pub seconds: Option<f64>,
     /// Length of each step of the max-rate search and of each range phase

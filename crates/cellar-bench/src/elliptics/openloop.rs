@@ -1,4 +1,4 @@
-//! The open-loop reader and the max-rate search of seed 001.
+//! The open-loop reader and the max-rate search of `cellar-bench elliptics`.
 //!
 //! Open loop: request `j` is due at `start + j / rps`, whatever happened to the requests
 //! before it. A pool of reader threads takes the next request number, sleeps until it is

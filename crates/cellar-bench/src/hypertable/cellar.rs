@@ -4,7 +4,7 @@
 //! through the library, random row lookups, `select *` through `cellar shell` to /dev/null,
 //! and cells streamed through the WAL by a `TableWriter` with a 12 MiB client buffer.
 //! Hypertable keeps every version by default, so the families here keep them too
-//! (MAX_VERSIONS 0): the scan returns every inserted cell, as the seed's did.
+//! (MAX_VERSIONS 0): the scan returns every inserted cell, as Hypertable's did.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -101,7 +101,7 @@ pub fn run(
     };
 
     let mut results = Vec::new();
-    // Four concurrent LOAD DATA INFILE jobs, as on the seed's two client machines.
+    // Four concurrent LOAD DATA INFILE jobs, as on Hypertable's two client machines.
     eprintln!("hypertable: 4 concurrent loads (a.tsv .. d.tsv)");
     let started = Instant::now();
     let jobs: Vec<std::result::Result<LoadStats, String>> = std::thread::scope(|s| {

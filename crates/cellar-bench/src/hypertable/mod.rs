@@ -1,6 +1,6 @@
-//! `cellar-bench hypertable`: Hypertable's AOL query-log test (seed 004) on one machine.
+//! `cellar-bench hypertable`: Hypertable's AOL query-log test on one machine.
 //!
-//! As in the seed: `CREATE TABLE "query-log" (Query, ItemRank, ClickURL)`, four
+//! As in Hypertable's test: `CREATE TABLE "query-log" (Query, ItemRank, ClickURL)`, four
 //! `LOAD DATA INFILE ROW_KEY_COLUMN=AnonID` jobs over pieces a–d at once, then piece e alone,
 //! then `select * from "query-log"` to /dev/null through the shell. Cellar runs all of it
 //! (cellar.rs, in this process); the key-value peers of `--engines` run the loads and the
@@ -29,7 +29,7 @@ pub struct HypertableArgs {
     /// not compiled in is skipped with a note), or "all"
     #[arg(long, value_name = "LIST", default_value = "cellar")]
     pub engines: String,
-    /// Lines of the generated query log, over 5 pieces (the seed's log had 36M)
+    /// Lines of the generated query log, over 5 pieces (Hypertable's log had 36M)
     #[arg(long, value_name = "N", default_value_t = 20_000_000)]
     pub lines: u64,
     /// Lines streamed through the WAL by the buffered-writer test (from piece e)

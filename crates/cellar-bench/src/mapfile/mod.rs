@@ -1,4 +1,4 @@
-//! `cellar-bench mapfile`: seed 000, Hadoop MapFile against HBase, with Cellar and the other
+//! `cellar-bench mapfile`: Hadoop MapFile against HBase (elazarl's benchmark-hadoop-mapfile), with Cellar and the other
 //! engines of the registry side by side.
 //!
 //! Every engine runs in a child process and does the same steps on the same data

@@ -116,7 +116,7 @@ pub fn markdown(
         }
     }
     let mut s = format!(
-        "Seed 000 (mapfile): {} records of {} B keys and {} B values; {} lookup iterations of {} \
+        "MapFile vs HBase (mapfile): {} records of {} B keys and {} B values; {} lookup iterations of {} \
          keys each; {} durable inserts; {cache_note}.\n\n",
         spec.records,
         spec.key_size,

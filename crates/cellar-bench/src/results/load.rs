@@ -46,7 +46,10 @@ pub struct Record {
     pub skipped: Option<String>,
     /// The command line that produced the record, if it carries one (`command`).
     pub command: Option<String>,
+    /// The commit of the binary that produced the record (`commit`).
     pub commit: Option<String>,
+    /// The day the record was measured (`date`, e.g. `2026-11-24`).
+    pub date: Option<String>,
     /// dfsio: TestDFSIO's throughput, average IO rate and its deviation, the aggregate
     /// rate and fio's ceiling for the same pattern.
     pub mb_per_sec: Option<f64>,
@@ -160,6 +163,7 @@ fn parse_line(raw: &[u8]) -> std::result::Result<Option<Record>, String> {
             _ => None,
         },
         commit: text_field(&obj, "commit").filter(|c| !c.is_empty()),
+        date: text_field(&obj, "date").filter(|d| !d.is_empty()),
         mb_per_sec: number(&obj, "mb_per_sec"),
         average_io_rate_mb_per_sec: number(&obj, "average_io_rate_mb_per_sec"),
         io_rate_std_dev: number(&obj, "io_rate_std_dev"),

@@ -13,6 +13,7 @@
 //! fixed format, and nothing records the time. Regenerating from the same JSON on the same
 //! machine gives the same bytes.
 
+mod causes;
 mod fio;
 mod load;
 pub(crate) mod machine;
@@ -49,6 +50,11 @@ pub struct ReportArgs {
     /// [default: fio-ceilings.json beside --out; if it is missing the report says so].
     #[arg(long, value_name = "FILE")]
     pub ceilings: Option<PathBuf>,
+
+    /// The known causes of Cellar's losses, shown beside them (JSON, see
+    /// src/results/causes.rs) [default: causes.json beside --out; none if it is missing].
+    #[arg(long, value_name = "FILE")]
+    pub causes: Option<PathBuf>,
 
     /// Fail on the first malformed input line instead of skipping it.
     #[arg(long)]
@@ -97,6 +103,11 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     }
     let ceilings = machine::load_ceilings(&ceilings_path)?;
     let ceilings_name = name_from(&report_dir, &ceilings_path);
+    let causes_path = args
+        .causes
+        .clone()
+        .unwrap_or_else(|| report_dir.join("causes.json"));
+    let causes = causes::load(&causes_path)?;
 
     let names: Vec<String> = input.files.iter().map(|f| f.display.clone()).collect();
     let tables = model::build_tables(&input.records, &names);
@@ -108,6 +119,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         machine: &machine,
         ceilings: ceilings.as_ref(),
         ceilings_name: &ceilings_name,
+        causes: causes.as_ref(),
         plots: &plots,
     });
     std::fs::write(&args.out, markdown).map_err(|e| BenchError::io(&args.out, e))?;

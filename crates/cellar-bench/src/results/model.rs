@@ -3,7 +3,7 @@
 //!
 //! Engines are compared only within one run: a table holds the records of one input file
 //! (and one `command`, if records carry it) for one workload and one variant group. Rows
-//! are one per variant × engine; several records for the same row (seed 000's three runs)
+//! are one per variant × engine; several records for the same row (three runs of `mapfile` in one file)
 //! become one row of medians. The ratio of a row is its figure over Cellar's figure for the
 //! same variant in the same table, so Cellar's own row is 1.00 and a ratio above 1 means
 //! the engine was faster than Cellar there.
@@ -18,7 +18,7 @@ use super::load::Record;
 pub enum Family {
     Db,
     Mapfile,
-    /// Seed 001: `cellar-bench elliptics`.
+    /// `cellar-bench elliptics`.
     Elliptics,
     Ycsb,
     Import,
@@ -83,14 +83,14 @@ impl Family {
     pub fn title(self) -> &'static str {
         match self {
             Family::Db => "Key-value workloads, db_bench names (`cellar-bench db`)",
-            Family::Mapfile => "Seed 000: MapFile and HBase (`cellar-bench mapfile`)",
-            Family::Elliptics => {
-                "Seed 001: Elliptics vs HBase, cold random reads (`cellar-bench elliptics`)"
+            Family::Mapfile => {
+                "Hadoop MapFile against HBase, cold lookups (`cellar-bench mapfile`)"
             }
+            Family::Elliptics => "Elliptics vs HBase, cold random reads (`cellar-bench elliptics`)",
             Family::Ycsb => "YCSB core workloads (`cellar-bench ycsb`)",
-            Family::Import => "Seed 002: import (`cellar-bench import`)",
-            Family::Dfsio => "Seed 003: TestDFSIO through Cellar's Vfs (`cellar-bench dfsio`)",
-            Family::Hypertable => "Seed 004: the AOL query-log test (`cellar-bench hypertable`)",
+            Family::Import => "Importing into HBase, rows of 6 integers (`cellar-bench import`)",
+            Family::Dfsio => "Hadoop TestDFSIO through Cellar's Vfs (`cellar-bench dfsio`)",
+            Family::Hypertable => "Hypertable's AOL query-log test (`cellar-bench hypertable`)",
             Family::Other => "Other workloads",
         }
     }
@@ -175,7 +175,7 @@ impl Family {
     }
 }
 
-/// Seed 001's tables: the load, the random gets, the range reads.
+/// `elliptics`' tables: the load, the random gets, the range reads.
 pub fn elliptics_group(variant: &str) -> &'static str {
     if variant.starts_with("load") {
         "load"
@@ -186,7 +186,7 @@ pub fn elliptics_group(variant: &str) -> &'static str {
     }
 }
 
-/// Seed 000's lookups: "lookup single" is a bucket of 1, "lookup bucket=N" of N.
+/// `mapfile`'s lookups: "lookup single" is a bucket of 1, "lookup bucket=N" of N.
 pub fn mapfile_bucket(variant: &str) -> Option<u64> {
     let rest = variant.strip_prefix("lookup ")?;
     if rest == "single" {
@@ -276,6 +276,8 @@ pub struct Table {
     pub file: usize,
     pub command: Option<String>,
     pub commits: Vec<String>,
+    /// The days its records were measured (`date`).
+    pub dates: Vec<String>,
     /// Engines run with options (`engine_options`), one set each in this table.
     pub engine_options: Vec<(String, String)>,
     pub rows: Vec<Row>,
@@ -400,6 +402,7 @@ fn build_table(
         }
     }
     let commits: BTreeSet<String> = recs.iter().filter_map(|r| r.commit.clone()).collect();
+    let dates: BTreeSet<String> = recs.iter().filter_map(|r| r.date.clone()).collect();
     Table {
         family,
         workload,
@@ -407,6 +410,7 @@ fn build_table(
         file,
         command,
         commits: commits.into_iter().collect(),
+        dates: dates.into_iter().collect(),
         engine_options,
         rows,
     }

@@ -5,7 +5,7 @@
 //!   (log scale), one file per input and client-thread variant.
 //! * `import-writers-<input>.svg`: import rows/ms against parallel writers, durable and
 //!   buffered side by side, a line per engine.
-//! * `mapfile-buckets-<input>.svg`: seed 000's lookups/s against bucket size ("single" is
+//! * `mapfile-buckets-<input>.svg`: `mapfile`'s cold lookups/s against bucket size ("single" is
 //!   a bucket of 1; log scale), a line per engine.
 //!
 //! The plots are drawn from the report's tables (medians where runs repeat), in their
@@ -275,7 +275,7 @@ fn mapfile_specs(tables: &[Table], files: &[InputFile]) -> Vec<Spec> {
         specs.push(Spec {
             family: Family::Mapfile,
             file_stem: format!("mapfile-buckets-{}", stem(name)),
-            title: format!("Seed 000: cold lookups/s against bucket size ({name})"),
+            title: format!("MapFile benchmark: cold lookups/s against bucket size ({name})"),
             kind: Kind::Lines {
                 x_desc: "keys per call (bucket size, log scale)",
                 y_desc: "lookups/s",

@@ -9,7 +9,8 @@
 //! size from staying apart: bulk loads stack one run per level above the data they overlap,
 //! and with static targets alone none of them would ever be over its target, so every read
 //! would merge them all. The highest score ≥ 1 wins; ties go to the deeper level, so stacked
-//! runs merge from the bottom up (each byte rewritten about once).
+//! runs merge from the bottom up (each byte rewritten about once). Why, and what it costs:
+//! docs/design/level-target-cap.md.
 //! From a sorted level the file with the least overlap in the next level (per byte of its
 //! own) is chosen: it rewrites the fewest bytes for the bytes it pushes down.
 

@@ -243,9 +243,10 @@ const MIN_KEYS_PER_THREAD: usize = 8;
 
 impl LastBatch {
     /// Threads (contiguous runs of the sorted keys) to serve `keys` keys with, given a pool of
-    /// `pool` threads. Measured on seed 000's 10-key buckets served by the page cache: 106 K
-    /// keys/s spread over threads, 163 K on the calling thread; 1000-key buckets there need
-    /// the cores (272 K/s spread, 124 K on one thread).
+    /// `pool` threads: one key per thread when the previous batch mostly waited on the
+    /// device, runs of `MIN_KEYS_PER_THREAD` when some of it did, runs over the cores when it
+    /// was served by the page cache (CPU work), else the calling thread. Why, and the
+    /// measurements: docs/design/page-cache-probe.md.
     pub fn threads_for(self, keys: usize, pool: usize) -> usize {
         let n = if self.wait_permille >= IO_BOUND_WAIT_PERMILLE {
             keys

@@ -7,8 +7,7 @@
 //! inserts outside the lock on several threads and takes milliseconds. The waiter spins
 //! briefly and then sleeps until a publish wakes it: with more writer threads than cores,
 //! waiters that spin or `yield_now` instead compete for the CPU with the writers they wait
-//! for (YCSB D with 4 threads on 2 busy cores, when every write inserted outside the lock:
-//! insert p50 64-94 µs against fjall's 5 µs).
+//! for (docs/design/write-paths.md).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 

@@ -4,17 +4,15 @@
 //! up and form the next group: that is group commit.
 //!
 //! Only `Sync` writes queue. `Buffered` and `Flush` writes have no fsync to share, and in
-//! the queue each follower pays a sleep and a wake-up: with more writer threads than cores
-//! that hand-off set the pace (YCSB's load with 4 threads on 2 cores ran at 0.64x its
-//! 1-thread rate). They commit directly: each logs its batch and inserts it into the
-//! memtable under the WAL lock, then publishes it, so writes become visible in log order
-//! without waiting for each other. Inserting outside the lock instead (several inserts at
-//! once on the concurrent skiplist) made each writer wait in `publish` for the one logged
-//! just before it, which with more writers than cores was often descheduled: YCSB's
-//! 4-thread load spent most of its context switches there and lost to fjall, which inserts
-//! under its journal lock. Large batches (`PARALLEL_APPLY_MIN_OPS`) are still inserted
-//! outside the lock, on several threads, and published in log order; a frozen memtable is
-//! flushed only after such in-flight inserts drain (`Memtable::wait_for_writes`).
+//! the queue each follower would pay a sleep and a wake-up, which with more writer threads
+//! than cores sets the pace. They commit directly: each logs its batch and inserts it into
+//! the memtable under the WAL lock, then publishes it, so writes become visible in log order
+//! without waiting for each other (inserting outside the lock would make each writer wait in
+//! `publish` for the one logged just before it, often descheduled when writers outnumber
+//! cores). Large batches (`PARALLEL_APPLY_MIN_OPS`) are still inserted outside the lock, on
+//! several threads, and published in log order; a frozen memtable is flushed only after such
+//! in-flight inserts drain (`Memtable::wait_for_writes`). Why, and the measurements:
+//! docs/design/write-paths.md.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -117,9 +115,8 @@ fn apply_batch(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
 
 /// Each op keeps the sequence number of its place in the batch, but the ops are inserted in
 /// key order: consecutive inserts then walk nearly the same skiplist path, which stays in
-/// the CPU cache. In batch order (random keys) each insert missed the cache on most levels
-/// of a memtable holding a million entries: `perf` of seed 002's buffered import (12 MiB
-/// client buffers) put 50 % of the process in `SkipList::search_position`.
+/// the CPU cache. In batch order (random keys) each insert misses the cache on most levels
+/// of a large memtable (docs/design/write-paths.md).
 fn apply_ops_parallel(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
     use rayon::prelude::*;
     let mut ops: Vec<(SeqNo, BatchOp<'_>)> = batch
@@ -464,9 +461,8 @@ impl DbInner {
 /// Takes the WAL lock, spinning up to [`WAL_LOCK_SPIN`] before sleeping on it. The lock is
 /// held for a few microseconds (a record's `write(2)` and a memtable insert), shorter than
 /// a sleep and a wake-up; `parking_lot` gives up spinning after a few `sched_yield`s, and
-/// with more writer threads than cores each yield handed the core to another writer that
-/// then found the lock taken too (YCSB, 4 threads on 2 cores, a 300 K-record load plus
-/// 300 K operations of A: 60-100 K context switches, against 13 K with this).
+/// with more writer threads than cores each yield hands the core to another writer that
+/// then finds the lock taken too (docs/design/write-paths.md).
 fn lock_wal(m: &Mutex<WalState>) -> parking_lot::MutexGuard<'_, WalState> {
     if let Some(g) = m.try_lock() {
         return g;

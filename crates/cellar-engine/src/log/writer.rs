@@ -66,8 +66,8 @@ impl LogWriter {
     /// Has the OS start writing the log to the disk every `bytes` flushed bytes (0: off).
     /// Without it, a log written with `flush` alone stays dirty in the page cache until
     /// the next `sync`, which then writes all of it while its caller waits: the WAL's sync
-    /// at a memtable switch held every writer for ~60 ms per 64 MiB memtable on the
-    /// benchmark VM (YCSB load, 4 threads).
+    /// at a memtable switch would hold every writer while tens of MiB of dirty log go out
+    /// (docs/design/write-paths.md).
     pub fn set_writeback_bytes(&mut self, bytes: u64) {
         self.writeback_bytes = bytes;
     }

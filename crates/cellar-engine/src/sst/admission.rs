@@ -2,20 +2,17 @@
 //! only the second time it is missed within a recent window (a "doorkeeper", as in
 //! TinyLFU), so that blocks read once are not copied into fresh cache memory.
 //!
-//! Why: a cold random lookup reads a block it will most likely never read again (seed 000
-//! looks up 1 % of 10 M records: most of the ~300 K blocks are touched at most once per
-//! round), yet caching it costs a new allocation of the decompressed block. While the cache
-//! fills, every such allocation is memory the process has never touched: a page fault and a
-//! zeroed page per 4 KiB, ~10 µs each on a VM that hands freed guest memory back to its
-//! host (measured: benchmarks.md, tenth session), and it evicts nothing useful only because
-//! the cache is empty. A block read once and dropped reuses the allocator's memory of the
-//! block before. A block read twice is admitted on its second miss, so a hot set enters the
-//! cache after one extra read of each of its blocks, which the page cache serves.
+//! Why: a cold random lookup reads a block it will most likely never read again, yet
+//! caching it costs a new allocation of the decompressed block. While the cache fills, every
+//! such allocation is memory the process has never touched: a page fault and a zeroed page
+//! per 4 KiB, expensive on a VM that hands freed guest memory back to its host, and it
+//! evicts blocks read more often once the cache is full. A block read once and dropped
+//! reuses the allocator's memory of the block before. A block read twice is admitted on its
+//! second miss, so a hot set enters the cache after one extra read of each of its blocks,
+//! which the page cache serves.
 //!
-//! The gate does not adapt to the workload. A hot set pays one extra read per block, once;
-//! a variant that let every block in while the cache hit at least as often as it missed
-//! measured the same as this one on YCSB A–F with 1 and 4 threads (two alternating rounds,
-//! eleventh session, benchmarks.md), so it was not kept.
+//! The gate does not adapt to the workload: a hot set pays one extra read per block, once.
+//! The measurements, and what would change the rule: docs/design/block-cache-admission.md.
 //!
 //! Not used with direct reads (the second read would go to the device) nor for scans and
 //! metadata, which keep their own rules (`fill_cache`).

@@ -2,9 +2,8 @@
 //!
 //! A block is stored compressed only when that saves at least 1/8 of it (`compress_block`),
 //! so for values that are already dense (random bytes, YCSB's random printable fields,
-//! media) every attempt is CPU spent for nothing: with YCSB's 1140-byte records, LZ4 took
-//! 16 % of all CPU during the 4-thread load in the flush thread alone, and compaction paid
-//! it again on every rewrite. After a few attempts in a row that did not pay, a builder
+//! media) every attempt is CPU spent for nothing, in every flush and again in every
+//! compaction that rewrites the block. After a few attempts in a row that did not pay, a builder
 //! stores the next blocks as they are without trying, backing off exponentially up to 63
 //! blocks between attempts, and starts trying every block again after the first attempt
 //! that pays. The format is unchanged: every block already names its own codec.

@@ -1,12 +1,13 @@
 //! When a point read asks the page cache first (`RandomAccessFile::read_cached_at`).
 //!
 //! The probe is free when the page cache holds the bytes (it is the read), but when it does
-//! not, the read makes a second system call. On a cold file read hard (seed 001's max-rate
-//! steps, ~100 K reads/s on two cores) that is CPU the lookups need. So after a probe misses,
+//! not, the read makes a second system call. On a cold file read hard (~100 K reads/s on two
+//! cores) that is CPU the lookups need. So after a probe misses,
 //! the file's next reads skip it, twice as many after each further miss, up to
 //! `MAX_SKIPPED_READS`; one hit starts probing every read again. Reads that skip the probe
 //! are counted as reads that waited: at most `MAX_SKIPPED_READS` of them per file after it
 //! became cached, which can make one or two `multi_get` batches go parallel for nothing.
+//! The measurements: docs/design/page-cache-probe.md.
 
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 

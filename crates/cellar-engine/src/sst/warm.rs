@@ -4,14 +4,13 @@
 //!
 //! Why: point reads advise the kernel not to read ahead (see `vfs/real.rs`), so a cold
 //! database that fits in memory pays one random read per lookup until each block has been
-//! read once. A random 4 KiB read costs ~50 µs at queue depth 1 while a sequential read moves
-//! ~1 GB/s, so after about 64 KiB-worth of sequential time per random read the file would
-//! have been cheaper to read whole. Deciding per file when the rent paid reaches the price of
-//! buying (the ski-rental rule; the price is half the read's time, see `PRICE_SHARE`) costs
-//! at most three times the better of the two choices made in hindsight, and needs no guess
-//! of how many reads will come. A file read rarely is warmed
-//! only once its few reads have waited that long in all, and one whose reads the page cache
-//! already serves hardly ever (they take microseconds, so its rent stays small).
+//! read once. Deciding per file when the rent paid reaches the price of buying (the
+//! ski-rental rule; the price is half the read's time, see `PRICE_SHARE`) costs at most three
+//! times the better of the two choices made in hindsight, and needs no guess of how many
+//! reads will come. A file read rarely is warmed only once its few reads have waited that
+//! long in all, and one whose reads the page cache already serves hardly ever (they take
+//! microseconds, so its rent stays small). The evidence, and what would change these
+//! choices: docs/design/cold-start-warm-up.md.
 //!
 //! Bounds: the bytes warmed and not yet deleted stay within `Options::warm_up_budget_bytes`
 //! (a share of RAM), so a database larger than memory warms its most-read files and then
@@ -36,10 +35,9 @@ use crate::sst::budget::MetadataBudget;
 use crate::stats::Counters;
 use crate::vfs::RandomAccessFile;
 
-/// One warm-up read: what a point read queued behind it waits for. In one round each, seed
-/// 001's cold p99 at 200 reads/s was 2.5 ms with 1 MiB chunks (~1.1 GB/s) and 0.68 ms with
-/// 256 KiB (~0.6–0.7 GB/s); later runs of 256 KiB spread over 0.64–2.5 ms (benchmarks.md,
-/// eighth session), so the choice rests on that one round and on the shorter worst wait.
+/// One warm-up read: what a point read queued behind it waits for. Larger chunks warm
+/// faster (the rate is bytes in flight over the device's latency) and lengthen that wait:
+/// the trade is measured in docs/design/cold-start-warm-up.md.
 pub const WARM_CHUNK_BYTES: usize = 256 << 10;
 
 /// What is read of a chunk asked for with `will_need`: its last page.
@@ -50,9 +48,7 @@ const LAST_PAGE_BYTES: usize = 4096;
 /// (slower, their misses queued behind its chunks), so buying costs the foreground less than
 /// the read's whole duration. Buying at half the price costs at most three times the better
 /// choice in hindsight (reads stop right after the warm-up starts) instead of twice, and
-/// 1.5 times when reads go on. Measured on seed 000 (tenth session, one run each,
-/// benchmarks.md): cold single lookups 55.9 / 52.6 K/s at a half against 46.2 / 49.8 K at
-/// the whole price, and 55.2 / 56.9 K at a quarter, within the spread of the half.
+/// 1.5 times when reads go on (docs/design/cold-start-warm-up.md).
 const PRICE_SHARE: f64 = 0.5;
 
 /// A file's point reads must have waited at least this long before it is warmed, whatever
@@ -310,7 +306,7 @@ fn run(shared: &Shared) {
 
 /// Waits while the disk is busy with point reads, at most twice `last_chunk`: a lookup that
 /// queues behind a warm-up chunk waits for it, and under a heavy random load that wait is
-/// what the tail latency is made of (seed 001's p99-bound rate, benchmarks.md).
+/// what the tail latency is made of (docs/design/cold-start-warm-up.md).
 fn yield_to_point_reads(shared: &Shared, last_chunk: Duration) {
     let limit = last_chunk * 2;
     let started = Instant::now();

@@ -38,8 +38,8 @@ pub trait WritableFile: Send {
     /// long, reading as zeros past what was appended, and later appends overwrite those
     /// zeros instead of growing the file. Why: on ext4 an `fdatasync` after an append that
     /// grew the file must also commit the new size to the journal, one more disk write;
-    /// inside reserved space it writes the data alone (5.6-7.3 K against 7.9-10.9 K syncs/s of
-    /// 120-byte appends on the benchmark VM). A Vfs that cannot reserve ignores the call.
+    /// inside reserved space it writes the data alone (measured in docs/durability.md,
+    /// "Reserved space"). A Vfs that cannot reserve ignores the call.
     fn preallocate(&mut self, len: u64) -> Result<()> {
         let _ = len;
         Ok(())

@@ -93,8 +93,8 @@ impl WritableFile for RealWritable {
 /// the whole description. Left at the default, random point reads trip the readahead
 /// heuristics (a read just after cached pages looks like a sequential stream) and become
 /// reads of up to `read_ahead_kb` (8 MiB on the benchmark VM) that the lookups behind them
-/// wait for: seed 001's cold random gets read the whole database from disk in seconds while
-/// their p99 went to tens of milliseconds (docs/benchmarks.md). So `file`, used by point
+/// wait for, which gives cold random reads a p99 of tens of milliseconds
+/// (docs/design/cold-start-warm-up.md). So `file`, used by point
 /// reads, is advised `POSIX_FADV_RANDOM` (RocksDB's `advise_random_on_open`), and scans get
 /// a second description that keeps the readahead, opened on their first read so that files
 /// nobody scans hold one descriptor.

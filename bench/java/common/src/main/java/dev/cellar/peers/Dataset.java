@@ -3,8 +3,8 @@ package dev.cellar.peers;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The records and the lookup sample of the seed-000 workload, exactly as cellar-bench makes
- * them (crates/cellar-bench/src/peer_keys.rs; docs/benchmarks.md, "Seed 000").
+ * The records and the lookup sample of the mapfile workload, exactly as cellar-bench makes
+ * them (crates/cellar-bench/src/peer_keys.rs; docs/benchmarks.md, "mapfile").
  *
  * <ul>
  *   <li>Record {@code i} (0 &le; i &lt; records) has key = {@code i} in zero-padded decimal,

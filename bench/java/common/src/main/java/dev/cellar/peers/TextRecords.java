@@ -6,9 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The records and read streams of seed 001 ({@code cellar-bench elliptics}), exactly as
+ * The records and read streams of {@code cellar-bench elliptics}, exactly as
  * cellar-bench makes them (crates/cellar-bench/src/elliptics/data.rs; docs/benchmarks.md,
- * "Seed 001").
+ * "elliptics").
  *
  * <ul>
  *   <li>Record {@code i} has the 16-byte zero-padded decimal key of {@code i} ({@link Dataset#key}).</li>

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** Seed 001's generator matches bench/java/elliptics-vector.txt, as cellar-bench's data.rs does. */
+/** The elliptics generator matches bench/java/elliptics-vector.txt, as cellar-bench's data.rs does. */
 class TextRecordsTest {
     @Test
     void textRecordsMatchSharedVector() throws Exception {

@@ -20,7 +20,7 @@ import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 
 /**
- * Seed 000 on HBase 2.6.1: an in-process mini-cluster ({@code HBaseTestingUtility
+ * The MapFile benchmark (cellar-bench mapfile) on HBase 2.6.1: an in-process mini-cluster ({@code HBaseTestingUtility
  * .startMiniCluster(1)}: ZooKeeper, an HDFS namenode and one datanode, a master and one
  * region server, all on 127.0.0.1, web UIs off, data under {@code --dir}).
  *

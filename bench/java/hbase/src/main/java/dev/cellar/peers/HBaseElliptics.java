@@ -32,7 +32,7 @@ import org.apache.hadoop.hbase.util.CommonFSUtils;
 import org.apache.hadoop.hbase.util.CompressionTest;
 
 /**
- * Seed 001 ("Elliptics vs HBase on hundreds of millions of small records") on the HBase
+ * "Elliptics vs HBase on hundreds of millions of small records" (cellar-bench elliptics) on the HBase
  * 2.6.1 mini-cluster of {@link HBaseBench}: the same phases as cellar-bench's Rust engines
  * (crates/cellar-bench/src/elliptics/child.rs) on the same data ({@link TextRecords}).
  *
@@ -46,7 +46,7 @@ import org.apache.hadoop.hbase.util.CompressionTest;
  * <p>Table {@code elliptics}, one family {@code f} compressed with GZ (pure Java, no native
  * library; NONE if the codec test fails, and the notes say so), row bloom filter, 64 KiB
  * blocks (HBase's defaults), one region. Load: a {@code BufferedMutator}, one
- * {@code mutate(List)} of 5000 puts per call (the seed's batch upload), timed until its
+ * {@code mutate(List)} of 5000 puts per call (the write-up's batch upload), timed until its
  * {@code flush()}; then, untimed, a memstore flush and a wait for compactions. Each read phase
  * starts cold: the region server's block cache cleared ({@code Admin.clearBlockCache}) and,
  * with {@code --drop-caches}, the page cache dropped; the mini-cluster itself stays up (a

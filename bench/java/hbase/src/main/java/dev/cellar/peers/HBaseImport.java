@@ -32,7 +32,7 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.util.CommonFSUtils;
 
 /**
- * Seed 002 ("Performance of HBase importing") on the HBase mini-cluster of {@link HBaseBench}:
+ * "Performance of HBase importing" (cellar-bench import) on the HBase mini-cluster of {@link HBaseBench}:
  * {@code HBaseBench --mode import --input FILE --records N --sync-records M --writers 1,2,4,6
  * --buffer-mb 12 --dir D [--verify-rows 1000] [--keep-data]}.
  *

@@ -13,7 +13,7 @@ import org.apache.hadoop.io.MapFile;
 import org.apache.hadoop.io.SequenceFile;
 
 /**
- * Seed 000 on a Hadoop MapFile (hadoop-common 3.4.1) on the local file system.
+ * The MapFile benchmark (cellar-bench mapfile) on a Hadoop MapFile (hadoop-common 3.4.1) on the local file system.
  *
  * <p>Insert: {@code MapFile.Writer} with BytesWritable keys and values, appended in key order
  * (MapFile requires it), no compression, index every 128 keys (the default); the timed run
