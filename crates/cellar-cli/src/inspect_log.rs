@@ -3,13 +3,16 @@
 use std::io::Write;
 use std::path::Path;
 
-use cellar_engine::batch::{decode_batch, BatchOp};
-use cellar_engine::log::{read_log, LogContents, LogKind, TailPolicy, FILE_HEADER_LEN};
-use cellar_engine::manifest::{read_current, VersionEdit};
+use cellar_engine::tools::log::{
+    decode_batch, read_log, BatchOp, LogContents, LogKind, TailPolicy, FILE_HEADER_LEN,
+};
+use cellar_engine::tools::manifest::{
+    manifest_file_name, read_current, read_manifest_records, VersionEdit,
+};
 use cellar_engine::vfs::RealVfs;
 use cellar_engine::Error;
 
-use crate::dbdir::{current_manifest, read_input, read_manifest_records, require_db_dir};
+use crate::dbdir::{current_manifest, read_input, require_db_dir};
 use crate::error::{CliResult, Outcome};
 use crate::show::{count, escape, internal_key, seq_range};
 
@@ -158,7 +161,7 @@ pub fn manifest(db: &Path, file: Option<&Path>, out: &mut dyn Write) -> CliResul
         || read_current(&RealVfs, db)
             .ok()
             .flatten()
-            .map(|n| db.join(cellar_engine::manifest::manifest_file_name(n)))
+            .map(|n| db.join(manifest_file_name(n)))
             .is_some_and(|c| c == path);
     let note = if named_by_current {
         " (named by CURRENT)"

@@ -5,10 +5,10 @@
 use std::io::Write;
 use std::path::Path;
 
-use cellar_engine::log::TailPolicy;
-use cellar_engine::manifest::FileMeta;
+use cellar_engine::tools::log::TailPolicy;
+use cellar_engine::tools::manifest::{read_manifest_records, replay, FileMeta};
 
-use crate::dbdir::{current_manifest, read_input, read_manifest_records, replay};
+use crate::dbdir::{current_manifest, read_input};
 use crate::error::{CliResult, Outcome};
 use crate::show::{count, escape, escape_truncated, user_key, VALUE_PREVIEW};
 

@@ -4,15 +4,10 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
-use cellar_engine::iter::InternalIterator;
-use cellar_engine::sst::bloom::BloomFilter;
-use cellar_engine::sst::format::{
-    check_block, decode_block, BlockHandle, Footer, Properties, FOOTER_LEN, MAGIC, MAX_BLOCK_LEN,
+use cellar_engine::tools::sst::{
+    BlockHandle, Footer, IndexEntry, Properties, SstFile, FOOTER_LEN, MAGIC,
 };
-use cellar_engine::sst::{Block, IndexBlock, IndexEntry};
-use cellar_engine::Error;
 
 use crate::dbdir::read_input;
 use crate::error::{CliResult, Outcome};
@@ -29,71 +24,15 @@ pub struct SstArgs<'a> {
     pub limit: Option<usize>,
 }
 
-struct SstFile<'a> {
-    path: &'a Path,
-    shared_path: Arc<Path>,
-    bytes: Vec<u8>,
-    /// Offset of the footer: every block ends at or before it.
-    meta_limit: u64,
-}
-
-impl SstFile<'_> {
-    fn raw(&self, h: BlockHandle) -> Result<&[u8], Error> {
-        if h.size > MAX_BLOCK_LEN || h.end() > self.meta_limit {
-            return Err(Error::corruption(
-                self.path,
-                h.offset,
-                format!(
-                    "block handle (offset {}, size {}) outside the file",
-                    h.offset, h.size
-                ),
-            ));
-        }
-        // In range: end <= meta_limit <= bytes.len().
-        Ok(&self.bytes[h.offset as usize..h.end() as usize])
-    }
-
-    /// Checks and decompresses a block.
-    fn contents(&self, h: BlockHandle) -> Result<Vec<u8>, Error> {
-        decode_block(self.path, h.offset, self.raw(h)?.to_vec())
-    }
-
-    fn owned_block(&self, h: BlockHandle) -> Result<Block, Error> {
-        Block::new(self.contents(h)?, self.shared_path.clone(), h.offset)
-    }
-
-    fn block(&self, h: BlockHandle) -> Result<Arc<Block>, Error> {
-        Ok(Arc::new(self.owned_block(h)?))
-    }
-}
-
 pub fn run(args: &SstArgs<'_>, out: &mut dyn Write) -> CliResult<Outcome> {
     let bytes = read_input(args.path)?;
     writeln!(out, "sst: {}", args.path.display())?;
     writeln!(out, "file size: {} bytes", bytes.len())?;
-    if bytes.len() < FOOTER_LEN {
-        return Err(Error::corruption(
-            args.path,
-            0,
-            format!("file is {} bytes, shorter than an SST footer", bytes.len()),
-        )
-        .into());
-    }
-    let meta_limit = (bytes.len() - FOOTER_LEN) as u64;
-    let footer = Footer::decode(args.path, meta_limit, &bytes[meta_limit as usize..])?;
-    let f = SstFile {
-        path: args.path,
-        shared_path: Arc::from(args.path),
-        bytes,
-        meta_limit,
-    };
-    print_footer(out, &footer, meta_limit)?;
+    let f = SstFile::new(args.path, bytes)?;
+    let footer = f.footer()?;
+    print_footer(out, &footer, f.footer_offset())?;
 
-    let props = Properties::decode(
-        args.path,
-        footer.properties.offset,
-        &f.contents(footer.properties)?,
-    )?;
+    let props = f.properties(&footer)?;
     print_properties(out, &props)?;
 
     let mut outcome = Outcome::Clean;
@@ -102,7 +41,7 @@ pub fn run(args: &SstArgs<'_>, out: &mut dyn Write) -> CliResult<Outcome> {
         outcome = o;
         entries
     } else {
-        let index = IndexBlock::new(f.owned_block(footer.index)?, meta_limit)?;
+        let index = f.index(&footer)?;
         (0..index.len())
             .map(|i| index.entry(i))
             .collect::<Result<Vec<_>, _>>()?
@@ -218,13 +157,11 @@ fn print_index(out: &mut dyn Write, entries: &[IndexEntry]) -> CliResult<()> {
 /// data block's index entry, up to the first damaged partition.
 fn print_partitions(
     out: &mut dyn Write,
-    f: &SstFile<'_>,
+    f: &SstFile,
     footer: &Footer,
     props: &Properties,
 ) -> CliResult<(Vec<IndexEntry>, Outcome)> {
-    let index_start = props.data_bytes.saturating_add(props.filter_bytes);
-    let top_block = f.owned_block(footer.index)?;
-    let (top, filters) = IndexBlock::decode(top_block, index_start, footer.index.offset, true)?;
+    let (top, filters) = f.top_level_index(footer, props)?;
     writeln!(out)?;
     writeln!(out, "top-level index: {} partitions", top.len())?;
     for p in 0..top.len() {
@@ -246,11 +183,8 @@ fn print_partitions(
     let mut data_start = 0;
     for p in 0..top.len() {
         let h = top.handle(p)?;
-        let index = f
-            .owned_block(h)
-            .and_then(|b| IndexBlock::decode(b, data_start, props.data_bytes, false));
-        let index = match index {
-            Ok((ix, _)) => ix,
+        let index = match f.partition_index(h, data_start, props.data_bytes) {
+            Ok(ix) => ix,
             Err(e) => {
                 writeln!(out, "  #{p} index {}: ERROR {e}", handle_str(h))?;
                 return Ok((entries, Outcome::Damaged));
@@ -262,21 +196,15 @@ fn print_partitions(
         }
         data_start = index.end_offset();
         let filter = match filters.get(p) {
-            Some(fh) if *fh != BlockHandle::default() => {
-                match f
-                    .contents(*fh)
-                    .and_then(|d| BloomFilter::from_block(f.path, fh.offset, d))
-                {
-                    Ok(filter) => {
-                        let (k, bits, layout) = filter.describe();
-                        format!("{layout}, {bits} bits, k = {k}")
-                    }
-                    Err(e) => {
-                        writeln!(out, "  #{p} filter {}: ERROR {e}", handle_str(*fh))?;
-                        return Ok((entries, Outcome::Damaged));
-                    }
+            Some(fh) if *fh != BlockHandle::default() => match f.filter(*fh) {
+                Ok(filter) => {
+                    format!("{}, {} bits, k = {}", filter.layout, filter.bits, filter.k)
                 }
-            }
+                Err(e) => {
+                    writeln!(out, "  #{p} filter {}: ERROR {e}", handle_str(*fh))?;
+                    return Ok((entries, Outcome::Damaged));
+                }
+            },
             _ => "none".to_string(),
         };
         writeln!(
@@ -289,63 +217,44 @@ fn print_partitions(
     Ok((entries, Outcome::Clean))
 }
 
-fn print_filter(out: &mut dyn Write, f: &SstFile<'_>, footer: &Footer) -> CliResult<()> {
+fn print_filter(out: &mut dyn Write, f: &SstFile, footer: &Footer) -> CliResult<()> {
     writeln!(out)?;
     if !footer.has_filter() {
         writeln!(out, "filter: none")?;
         return Ok(());
     }
     let h = footer.filter;
-    let data = f.contents(h)?;
     // Decoded (and validated) the same way the reader does.
-    let filter = BloomFilter::from_block(f.path, h.offset, data.clone())?;
-    let (k, bits, layout) = filter.describe();
+    let filter = f.filter(h)?;
     writeln!(
         out,
-        "filter: {layout}, {bits} bits, k = {k}, {} bytes ({} on disk with trailer)",
-        data.len(),
+        "filter: {}, {} bits, k = {}, {} bytes ({} on disk with trailer)",
+        filter.layout,
+        filter.bits,
+        filter.k,
+        filter.bytes,
         h.len_with_trailer()
     )?;
     Ok(())
 }
 
-/// Entry count of a decoded block, or the error that stopped the walk.
-fn count_entries(block: &Arc<Block>) -> Result<u64, Error> {
-    let mut it = block.iter();
-    it.seek_to_first();
-    let mut n = 0;
-    while it.valid() {
-        n += 1;
-        it.next();
-    }
-    it.status()?;
-    Ok(n)
-}
-
 fn print_data_blocks(
     out: &mut dyn Write,
-    f: &SstFile<'_>,
+    f: &SstFile,
     handles: &[BlockHandle],
 ) -> CliResult<Outcome> {
     writeln!(out)?;
     writeln!(out, "data blocks: {}", handles.len())?;
     let mut outcome = Outcome::Clean;
     for (i, h) in handles.iter().enumerate() {
-        let described = f
-            .raw(*h)
-            .and_then(|raw| check_block(f.path, h.offset, raw))
-            .and_then(|codec| {
-                let block = f.block(*h)?;
-                let n = count_entries(&block)?;
-                Ok((codec, block.data().len(), n))
-            });
-        match described {
-            Ok((codec, raw_len, n)) => writeln!(
+        match f.data_block_info(*h) {
+            Ok(b) => writeln!(
                 out,
-                "  #{i} {}, compression {}, uncompressed {raw_len}, {}",
+                "  #{i} {}, compression {}, uncompressed {}, {}",
                 handle_str(*h),
-                compression_name(codec),
-                count(n, "entry", "entries")
+                compression_name(b.compression),
+                b.uncompressed_bytes,
+                count(b.entries, "entry", "entries")
             )?,
             Err(e) => {
                 writeln!(out, "  #{i} {}: ERROR {e}", handle_str(*h))?;
@@ -358,7 +267,7 @@ fn print_data_blocks(
 
 fn print_entries(
     out: &mut dyn Write,
-    f: &SstFile<'_>,
+    f: &SstFile,
     handles: &[BlockHandle],
     limit: Option<usize>,
 ) -> CliResult<Outcome> {
@@ -375,15 +284,14 @@ fn print_entries(
             break;
         }
         writeln!(out, "  -- block #{i} (offset {}) --", h.offset)?;
-        let block = match f.block(*h) {
+        let block = match f.data_block(*h) {
             Ok(b) => b,
             Err(e) => {
                 writeln!(out, "  ERROR {e}")?;
                 return Ok(Outcome::Damaged);
             }
         };
-        let mut it = block.iter();
-        it.seek_to_first();
+        let mut it = block.entries();
         while it.valid() && shown < limit {
             writeln!(
                 out,

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use cellar_load::LoadSpec;
+use cellar_load::{load_into_table, LoadSpec};
 
 use crate::error::{CliError, Outcome};
 use crate::shell_cmd::open_store;
@@ -64,7 +64,7 @@ pub fn run(args: LoadArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
         ..LoadSpec::default()
     };
     let progress = LoadProgress::new(args.no_progress);
-    match table.bulk_load(&spec, &progress) {
+    match load_into_table(&table, &spec, &progress) {
         Ok(stats) => {
             writeln!(out, "{stats}").map_err(CliError::Output)?;
             Ok(Outcome::Clean)

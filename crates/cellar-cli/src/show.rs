@@ -1,6 +1,6 @@
 //! How bytes, keys and values are printed.
 
-use cellar_engine::types::{split_internal, unpack_trailer, ValueKind};
+use cellar_engine::tools::keys::{split_internal, unpack_trailer, ValueKind};
 use cellar_engine::Compression;
 
 /// Values (and long keys in tables) are cut to this many bytes.
@@ -82,7 +82,7 @@ pub fn seq_range(count: u64, min: u64, max: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cellar_engine::types::make_internal_key;
+    use cellar_engine::tools::keys::make_internal_key;
 
     #[test]
     fn escaping() {

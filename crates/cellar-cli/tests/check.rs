@@ -4,12 +4,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use cellar_engine::log::{read_log, LogKind, TailPolicy};
-use cellar_engine::sst::{BlockCache, SstReader};
-use cellar_engine::stats::Counters;
-use cellar_engine::vfs::{RealVfs, Vfs};
+use cellar_engine::tools::log::{read_log, LogKind, TailPolicy};
+use cellar_engine::tools::sst::SstFile;
+use cellar_engine::vfs::RealVfs;
 
 use common::{
     build_db, build_db_with, cellar, files_with_ext, flip_byte, manifest_path, partitioned_options,
@@ -42,15 +40,8 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     v
 }
 
-fn open_sst(sst: &Path) -> SstReader {
-    SstReader::open(
-        RealVfs.open_read(sst, false).expect("open"),
-        sst.to_path_buf(),
-        0,
-        Arc::new(BlockCache::new(1 << 20)),
-        Arc::new(Counters::default()),
-    )
-    .expect("open sst")
+fn open_sst(sst: &Path) -> SstFile {
+    SstFile::read(&RealVfs, sst).expect("read sst")
 }
 
 #[test]
@@ -89,9 +80,12 @@ fn good_database_passes_and_nothing_is_modified() {
 fn flipped_byte_in_an_sst_data_block_is_reported() {
     let (_tmp, dir) = fresh_db();
     let sst = files_with_ext(&dir, "sst").remove(0);
-    let reader = open_sst(&sst);
-    let handles = reader.data_block_handles().expect("handles");
-    drop(reader);
+    let f = open_sst(&sst);
+    let index = f.index(&f.footer().expect("footer")).expect("index");
+    let handles: Vec<_> = (0..index.len())
+        .map(|i| index.handle(i).expect("handle"))
+        .collect();
+    drop(f);
     let block = handles[handles.len() / 2];
     flip_byte(&sst, block.offset + block.size / 2);
 
@@ -124,15 +118,18 @@ fn flipped_byte_in_an_sst_partition_is_reported() {
         let (code, out) = check(&dir);
         assert_eq!(code, Some(0), "{out}");
         let sst = files_with_ext(&dir, "sst").remove(0);
-        let reader = open_sst(&sst);
-        let (top, filters) = reader.top_level_index().expect("a partitioned file");
+        let f = open_sst(&sst);
+        let footer = f.footer().expect("footer");
+        assert!(footer.is_partitioned(), "a partitioned file");
+        let props = f.properties(&footer).expect("properties");
+        let (top, filters) = f.top_level_index(&footer, &props).expect("top level");
         assert!(top.len() > 2, "{} partitions", top.len());
         let part = top.len() / 2;
         let h = match which {
             "index" => top.handle(part).expect("handle"),
             _ => filters[part],
         };
-        drop(reader);
+        drop(f);
         flip_byte(&sst, h.offset + h.size / 2);
 
         let (code, out) = check(&dir);

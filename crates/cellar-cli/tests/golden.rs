@@ -4,11 +4,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use cellar_engine::sst::{BlockCache, SstReader};
-use cellar_engine::stats::Counters;
-use cellar_engine::vfs::{RealVfs, Vfs};
+use cellar_engine::tools::sst::SstFile;
+use cellar_engine::vfs::RealVfs;
 
 use common::{
     build_db, build_db_with, cellar, files_with_ext, partitioned_options, stderr, stdout,
@@ -69,16 +67,9 @@ fn assert_golden(name: &str, args: &[&str], dir: &Path) {
 }
 
 fn deletions(sst: &Path) -> u64 {
-    let file = RealVfs.open_read(sst, false).expect("open");
-    let reader = SstReader::open(
-        file,
-        sst.to_path_buf(),
-        0,
-        Arc::new(BlockCache::new(1 << 20)),
-        Arc::new(Counters::default()),
-    )
-    .expect("open sst");
-    reader.properties().num_deletions
+    let f = SstFile::read(&RealVfs, sst).expect("read sst");
+    let footer = f.footer().expect("footer");
+    f.properties(&footer).expect("properties").num_deletions
 }
 
 #[test]

@@ -251,6 +251,7 @@ impl Memtable {
     }
 
     /// The newest entry of `user_key` visible at `seq`, if this memtable has one.
+    #[cfg(test)]
     pub fn get(&self, ks: u32, user_key: &[u8], seq: SeqNo) -> Option<LookupResult> {
         self.get_hashed(ks, user_key, key_hash(user_key), seq)
     }
@@ -288,6 +289,7 @@ impl Memtable {
     }
 
     /// Bytes of the key filter (0 when there is none).
+    #[cfg(test)]
     pub fn filter_bytes(&self) -> usize {
         self.filter.as_ref().map_or(0, MemtableFilter::bytes)
     }

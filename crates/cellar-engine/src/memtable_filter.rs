@@ -69,6 +69,7 @@ impl MemtableFilter {
         prefetch::read_at(&self.words, line_of(h, self.lines) * LINE_WORDS);
     }
 
+    #[cfg(test)]
     pub fn bytes(&self) -> usize {
         self.words.len() * 8
     }

@@ -283,10 +283,4 @@ impl Version {
         }
         Ok(v)
     }
-
-    pub fn files(&self) -> impl Iterator<Item = &Arc<FileHandle>> {
-        self.keyspaces
-            .values()
-            .flat_map(|k| k.levels.iter().flat_map(|l| l.iter()))
-    }
 }

@@ -5,8 +5,8 @@ mod common;
 
 use std::sync::Arc;
 
-use cellar_engine::compaction::{CompactionFilter, CompactionFilterRun};
 use cellar_engine::vfs::MemVfs;
+use cellar_engine::{CompactionFilter, CompactionFilterRun};
 use cellar_engine::{Db, Options, ReadOptions, WriteOptions};
 use common::{scan_all, tiny_options};
 

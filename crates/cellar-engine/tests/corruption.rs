@@ -457,11 +457,11 @@ fn newest_wal_with_reserved_space_flips_are_detected() {
     let base = build_base_reserving(4 << 10);
     let wal = newest(&files_of(&base.image, |n| n.ends_with(".wal")));
     let bytes = base.image.file_contents(&wal.0).expect("wal");
-    let log = cellar_engine::log::read_log(
+    let log = cellar_engine::tools::log::read_log(
         &bytes,
         &wal.0,
-        cellar_engine::log::LogKind::Wal,
-        cellar_engine::log::TailPolicy::TolerateTornTail,
+        cellar_engine::tools::log::LogKind::Wal,
+        cellar_engine::tools::log::TailPolicy::TolerateTornTail,
     )
     .expect("reads");
     assert_eq!(log.records.len(), base.wal_batches.len());

@@ -637,11 +637,11 @@ fn faults_during_recovery_of_a_torn_wal_leave_a_database_that_recovers_everythin
         .max()
         .expect("a WAL");
     let bytes = base.read_all(&wal).expect("read");
-    let log = cellar_engine::log::read_log(
+    let log = cellar_engine::tools::log::read_log(
         &bytes,
         &wal,
-        cellar_engine::log::LogKind::Wal,
-        cellar_engine::log::TailPolicy::TolerateTornTail,
+        cellar_engine::tools::log::LogKind::Wal,
+        cellar_engine::tools::log::TailPolicy::TolerateTornTail,
     )
     .expect("reads");
     let mut torn = bytes[..log.valid_len as usize].to_vec();
@@ -650,11 +650,11 @@ fn faults_during_recovery_of_a_torn_wal_leave_a_database_that_recovers_everythin
     f.append(&torn).expect("append");
     f.sync().expect("sync");
     drop(f);
-    let tail = cellar_engine::log::read_log(
+    let tail = cellar_engine::tools::log::read_log(
         &base.read_all(&wal).expect("read"),
         &wal,
-        cellar_engine::log::LogKind::Wal,
-        cellar_engine::log::TailPolicy::TolerateTornTail,
+        cellar_engine::tools::log::LogKind::Wal,
+        cellar_engine::tools::log::TailPolicy::TolerateTornTail,
     )
     .expect("reads");
     assert!(tail.dropped_tail_bytes == 5 && !tail.unwritten_tail);

@@ -4,8 +4,7 @@ mod common;
 
 use std::sync::Arc;
 
-use cellar_engine::sst::SstReader;
-use cellar_engine::stats::Counters;
+use cellar_engine::tools::sst::SstFile;
 use cellar_engine::vfs::{MemVfs, Vfs};
 use cellar_engine::{
     Compression, Db, Durability, Error, KeyspaceOptions, ReadOptions, WriteOptions,
@@ -283,16 +282,10 @@ fn keyspace_options_shape_its_files_and_survive_reopen() {
             continue;
         }
         let path = std::path::Path::new("/db").join(&name);
-        let file = vfs_dyn.open_read(&path, false).expect("open");
-        let r = SstReader::open(
-            file,
-            path,
-            0,
-            Arc::new(cellar_engine::sst::BlockCache::new(0)),
-            Arc::new(Counters::default()),
-        )
-        .expect("reader");
-        let p = r.properties();
+        let f = SstFile::read(&*vfs_dyn, &path).expect("read");
+        let p = f
+            .properties(&f.footer().expect("footer"))
+            .expect("properties");
         assert_eq!(p.compression, Compression::Zstd, "{name}");
         assert_eq!(p.block_size_bytes, 1024, "{name}");
         assert_eq!(p.bloom_bits_per_key, 0, "{name}");

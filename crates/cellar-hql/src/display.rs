@@ -14,7 +14,7 @@ use crate::ast::{
     DumpTable, FamilySpec, Insert, InsertCell, LoadData, RowPredicate, Select, Statement,
 };
 use crate::escape::write_literal;
-use crate::timestamp::format_timestamp_short;
+use cellar_text::format_timestamp_short;
 
 /// Every word the grammar gives a meaning to; a name spelled like one is printed quoted.
 const KEYWORDS: &[&str] = &[

@@ -11,7 +11,7 @@
 //! Lines and columns are 1-based; columns count characters.
 
 use crate::error::{quote_found, ParseError};
-use crate::escape::hex_value;
+use cellar_text::hex_value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum TokenKind {

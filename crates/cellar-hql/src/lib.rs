@@ -18,7 +18,6 @@ mod escape;
 mod lexer;
 mod parser;
 mod reader;
-mod timestamp;
 
 pub use ast::{
     AlterAction, AlterTable, ColumnRef, Columns, Compression, CreateTable, Delete, DropTable,
@@ -26,9 +25,11 @@ pub use ast::{
     TableRef,
 };
 pub use error::ParseError;
-pub use escape::{escape_output, escape_output_into, unescape_output};
 pub use reader::{StatementReader, StatementText};
-pub use timestamp::{format_timestamp, parse_timestamp};
+// The text forms of cells live below this crate, where bulk loads read them too.
+pub use cellar_text::{
+    escape_output, escape_output_into, format_timestamp, parse_timestamp, unescape_output,
+};
 
 /// Parses a script: statements separated by `;` (the last one may omit it), with `--` and
 /// `#` comments. Each statement comes with the line and column where it starts.

@@ -20,6 +20,7 @@ mod merge;
 mod parse;
 mod run;
 mod stats;
+mod table;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use cellar_engine::{Db, Keyspace};
 
 pub use error::LoadError;
 pub use stats::LoadStats;
+pub use table::load_into_table;
 
 /// Encodes one cell's sort key: (row, qualifier, timestamp) → bytes, appended to `out`.
 pub type EncodeKey = fn(row: &[u8], qualifier: &[u8], timestamp: u64, out: &mut Vec<u8>);

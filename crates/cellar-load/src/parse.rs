@@ -4,7 +4,7 @@ use std::path::Path;
 
 // The engine's limits, checked per cell so that a bad line is reported with its line number
 // instead of failing the whole load at SST-writing time.
-use cellar_engine::types::{MAX_KEY_LEN as MAX_KEY_BYTES, MAX_VALUE_LEN as MAX_VALUE_BYTES};
+use cellar_engine::{MAX_KEY_LEN as MAX_KEY_BYTES, MAX_VALUE_LEN as MAX_VALUE_BYTES};
 use rayon::prelude::*;
 
 use crate::input::{Chunk, ChunkReader};
@@ -286,7 +286,7 @@ fn unescaped<'a>(field: &'a [u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
     if !field.contains(&b'\\') {
         return field;
     }
-    *buf = cellar_hql::unescape_output(field);
+    *buf = cellar_text::unescape_output(field);
     buf
 }
 
@@ -433,7 +433,7 @@ pub fn parse_timestamp(s: &[u8]) -> Option<u64> {
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         return s.parse().ok();
     }
-    cellar_hql::parse_timestamp(s).ok()
+    cellar_text::parse_timestamp(s).ok()
 }
 
 #[cfg(test)]

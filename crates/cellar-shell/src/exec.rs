@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cellar_engine::Durability;
 use cellar_hql::{AlterAction, Compression, CreateTable, FamilySpec, Statement};
-use cellar_load::{LoadError, LoadSpec, ProgressSink};
+use cellar_load::{load_into_table, LoadError, LoadSpec, ProgressSink};
 use cellar_table::{
     CellStore, FamilyCompression, FamilyOptions, ScanSpec, TableError, TableSchema,
 };
@@ -182,7 +182,7 @@ impl Session<'_> {
                     skip_bad_lines: l.skip_bad_lines,
                     ..LoadSpec::default()
                 };
-                let stats = table.bulk_load(&spec, self.progress)?;
+                let stats = load_into_table(&table, &spec, self.progress)?;
                 writeln!(out, "{stats}")?;
             }
             Statement::DumpTable(d) => {

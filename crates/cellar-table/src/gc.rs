@@ -10,8 +10,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cellar_engine::compaction::{CompactionFilter, CompactionFilterRun};
 use cellar_engine::Db;
+use cellar_engine::{CompactionFilter, CompactionFilterRun};
 
 use crate::schema::{family_keyspace_name, TableSchema};
 use crate::timestamp::now_nanos;

@@ -28,7 +28,6 @@ pub mod catalog;
 pub mod cell_key;
 pub mod error;
 mod gc;
-mod load;
 pub mod scan;
 pub mod schema;
 mod store;
@@ -36,7 +35,6 @@ mod table;
 pub mod timestamp;
 mod writer;
 
-pub use cellar_load::{LoadError, LoadSpec, LoadStats, ProgressSink};
 pub use error::{Result, TableError};
 pub use scan::{CellRef, ColumnSelector, RowSelection, ScanSpec, Scanner, TimeRange};
 pub use schema::{FamilyCompression, FamilyOptions, FamilySchema, TableSchema};

@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
-use cellar_engine::types::{MAX_KEY_LEN, MAX_VALUE_LEN};
-use cellar_engine::{Db, Durability, Keyspace, WriteBatch, WriteOptions};
+use cellar_engine::{
+    Db, Durability, Keyspace, WriteBatch, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
+};
 
 use crate::cell_key::{column_range, encode_cell_key, encoded_cell_key_len, row_range};
 use crate::error::{Result, TableError};
@@ -83,12 +84,20 @@ impl Table {
         &self.inner.schema
     }
 
-    pub(crate) fn db(&self) -> &Db {
+    /// The database the table lives in (for layers above that write its keyspaces
+    /// directly, such as bulk loads).
+    pub fn db(&self) -> &Db {
         &self.inner.db
     }
 
     pub(crate) fn families(&self) -> &[FamilyHandle] {
         &self.inner.families
+    }
+
+    /// Each family's name and the engine keyspace that holds its cells (keyed by
+    /// [`crate::cell_key`]), in schema order.
+    pub fn family_keyspaces(&self) -> impl Iterator<Item = (&str, &Keyspace)> {
+        self.inner.families.iter().map(|f| (&*f.name, &f.keyspace))
     }
 
     pub(crate) fn family(&self, name: &str) -> Result<&FamilyHandle> {

@@ -1,5 +1,5 @@
 //! Cellar's side of `cellar-bench hypertable` (in the parent process, as before the peers
-//! came): the table `"query-log"` (Query, ItemRank, ClickURL), four `Table::bulk_load` jobs
+//! came): the table `"query-log"` (Query, ItemRank, ClickURL), four `cellar_load::load_into_table` jobs
 //! over pieces a–d at once, then e alone, the compaction they leave (settle), a full scan
 //! through the library, random row lookups, `select *` through `cellar shell` to /dev/null,
 //! and cells streamed through the WAL by a `TableWriter` with a 12 MiB client buffer.
@@ -12,9 +12,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use cellar_engine::{Durability, Options};
-use cellar_table::{
-    CellStore, FamilyOptions, LoadSpec, LoadStats, ScanSpec, TableSchema, WriterOptions,
-};
+use cellar_load::{load_into_table, LoadSpec, LoadStats, NoProgress};
+use cellar_table::{CellStore, FamilyOptions, ScanSpec, TableSchema, WriterOptions};
 
 use super::{HtRecord, HypertableArgs, FAMILIES};
 use crate::error::{BenchError, Result};
@@ -111,9 +110,7 @@ pub fn run(
                 let table = table.clone();
                 let spec = spec(p);
                 s.spawn(move || {
-                    table
-                        .bulk_load(&spec, &cellar_load::NoProgress)
-                        .map_err(|e| e.to_string())
+                    load_into_table(&table, &spec, &NoProgress).map_err(|e| e.to_string())
                 })
             })
             .collect();
@@ -149,9 +146,7 @@ pub fn run(
         ),
     });
     eprintln!("hypertable: load e.tsv alone");
-    let e = table
-        .bulk_load(&spec(&pieces[4]), &cellar_load::NoProgress)
-        .map_err(tbl)?;
+    let e = load_into_table(&table, &spec(&pieces[4]), &NoProgress).map_err(tbl)?;
     println!("--- e.tsv alone ---\n{e}");
     results.push(Measure {
         variant: "load 1 job (e)",

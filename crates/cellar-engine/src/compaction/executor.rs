@@ -139,7 +139,7 @@ fn write_inner(
                 let path = out.dir.join(sst_file_name(number));
                 let file = out.vfs.create(&path)?;
                 current = Some(Output {
-                    builder: SstBuilder::new(file, path, out.sst.clone()),
+                    builder: SstBuilder::new(file, out.sst.clone()),
                     number,
                 });
             }

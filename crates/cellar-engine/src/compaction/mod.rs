@@ -7,4 +7,4 @@ mod picker;
 pub use executor::{
     write_sorted_run, CompactionFilter, CompactionFilterRun, OutputSpec, RunFilter,
 };
-pub use picker::{level_target_bytes, pick, pick_bottom_rewrite, pick_range, CompactionSpec};
+pub use picker::{pick, pick_bottom_rewrite, pick_range, CompactionSpec};

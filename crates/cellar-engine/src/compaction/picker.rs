@@ -28,7 +28,6 @@ pub struct CompactionSpec {
     pub inputs: Vec<Arc<FileHandle>>,
     /// Inputs from `output_level` that overlap them.
     pub next_inputs: Vec<Arc<FileHandle>>,
-    pub score: f64,
 }
 
 impl CompactionSpec {
@@ -100,14 +99,14 @@ pub fn pick(v: &Version, o: &Options) -> Option<CompactionSpec> {
             }
         }
     }
-    let (s, id, level) = best?;
+    let (_, id, level) = best?;
     let k = v.keyspaces.get(&id)?;
     let inputs = if level == 0 {
         k.levels[0].clone()
     } else {
         vec![least_overlapping_file(k, level)?]
     };
-    Some(with_next_inputs(id, k, level, inputs, s))
+    Some(with_next_inputs(id, k, level, inputs))
 }
 
 fn least_overlapping_file(k: &KeyspaceVersion, level: usize) -> Option<Arc<FileHandle>> {
@@ -131,7 +130,6 @@ fn with_next_inputs(
     k: &KeyspaceVersion,
     level: usize,
     inputs: Vec<Arc<FileHandle>>,
-    score: f64,
 ) -> CompactionSpec {
     let (lo, hi) = key_range(inputs.iter());
     let next_inputs = k.overlapping(level + 1, &lo, &hi);
@@ -141,7 +139,6 @@ fn with_next_inputs(
         output_level: level + 1,
         inputs,
         next_inputs,
-        score,
     }
 }
 
@@ -166,7 +163,7 @@ pub fn pick_range(
     } else {
         inputs
     };
-    Some(with_next_inputs(ks, k, level, inputs, 0.0))
+    Some(with_next_inputs(ks, k, level, inputs))
 }
 
 /// For `compact_range` on the deepest level: rewrites its files overlapping `[start, end]`
@@ -187,7 +184,6 @@ pub fn pick_bottom_rewrite(
         output_level: level,
         inputs,
         next_inputs: Vec::new(),
-        score: 0.0,
     })
 }
 
@@ -229,7 +225,7 @@ mod tests {
         let path = PathBuf::from(format!("/t/{number:06}.sst"));
         vfs.create_dir_all(std::path::Path::new("/t")).expect("dir");
         let w = vfs.create(&path).expect("create");
-        let mut b = SstBuilder::new(w, path.clone(), SstOptions::default());
+        let mut b = SstBuilder::new(w, SstOptions::default());
         let (s, l) = (
             make_internal_key(lo.as_bytes(), number, 1),
             make_internal_key(hi.as_bytes(), number, 1),

@@ -267,7 +267,7 @@ impl IngestWriter {
             let number = inner.alloc_file_number();
             let path: PathBuf = inner.dir.join(sst_file_name(number));
             let file = inner.vfs.create(&path)?;
-            self.current = Some((number, SstBuilder::new(file, path, self.sst.clone())));
+            self.current = Some((number, SstBuilder::new(file, self.sst.clone())));
         }
         self.ikey.clear();
         self.ikey.extend_from_slice(key);

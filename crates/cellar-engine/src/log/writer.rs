@@ -4,7 +4,7 @@
 //! in one `append` (`flush`), and made durable by `sync`. The split lets the write path pick
 //! a durability level per write and lets group commit cover many records with one syscall.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{record_crc, LogKind, MAX_RECORD_LEN};
 use crate::error::{Error, Result};
@@ -179,20 +179,24 @@ impl LogWriter {
     }
 
     /// Bytes the OS has (they survive a process crash).
+    #[cfg(test)]
     pub fn flushed_size(&self) -> u64 {
         self.flushed
     }
 
     /// Bytes the last successful `sync` made durable (they survive power loss).
+    #[cfg(test)]
     pub fn synced_size(&self) -> u64 {
         self.synced
     }
 
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    pub fn path(&self) -> &std::path::Path {
         &self.path
     }
 
     /// The error that poisoned this writer, if any.
+    #[cfg(test)]
     pub fn failure(&self) -> Option<&Error> {
         self.failed.as_ref()
     }

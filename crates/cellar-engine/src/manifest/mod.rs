@@ -9,7 +9,7 @@ use std::path::Path;
 
 pub use current::{
     manifest_file_name, parse_file_name, read_current, sst_file_name, wal_file_name, write_current,
-    FileKind, CURRENT_FILE, LOCK_FILE, TEMP_SUFFIX,
+    FileKind, CURRENT_FILE,
 };
 pub use edit::{FileMeta, RangeTombstone, VersionEdit};
 

@@ -76,10 +76,6 @@ impl BlockBuilder {
         self.entries == 0
     }
 
-    pub fn num_entries(&self) -> usize {
-        self.entries
-    }
-
     /// Returns the finished block and resets the builder for the next one.
     pub fn finish(&mut self) -> Vec<u8> {
         let mut out = std::mem::take(&mut self.buf);
@@ -147,11 +143,6 @@ impl Block {
         &self.data
     }
 
-    /// File offset of the block (the key of the block cache and of error messages).
-    pub fn offset(&self) -> u64 {
-        self.offset
-    }
-
     /// Memory charged to the block cache.
     pub fn charge(&self) -> usize {
         self.data.capacity() + std::mem::size_of::<Block>()
@@ -176,10 +167,6 @@ impl Block {
             value: (0, 0),
             err: None,
         }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// A `Corruption` error naming this block's file and offset.

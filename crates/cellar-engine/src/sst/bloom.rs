@@ -153,6 +153,7 @@ impl BloomFilter {
     }
 
     /// False means the key is certainly absent from the file.
+    #[cfg(test)]
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         self.may_contain_hash(key_hash(user_key))
     }

@@ -48,10 +48,6 @@ impl MetadataBudget {
     pub fn used_bytes(&self) -> u64 {
         self.used_bytes.load(Relaxed)
     }
-
-    pub fn limit_bytes(&self) -> u64 {
-        self.limit_bytes
-    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,6 @@
 //! partitions, then a top-level index with one entry per partition (its last separator →
 //! index and filter partition handles). Both layouts are in `docs/format/sstable.md`.
 
-use std::path::{Path, PathBuf};
-
 use crate::error::{Error, Result};
 use crate::options::Compression;
 use crate::sst::block::BlockBuilder;
@@ -28,7 +26,6 @@ const WRITE_BUFFER: usize = 64 << 10;
 
 pub struct SstBuilder {
     file: Box<dyn WritableFile>,
-    path: PathBuf,
     opts: SstOptions,
     data: BlockBuilder,
     /// The whole index, written as is when the file ends up with one partition.
@@ -63,7 +60,7 @@ struct IndexPartition {
 }
 
 impl SstBuilder {
-    pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: SstOptions) -> Self {
+    pub fn new(file: Box<dyn WritableFile>, opts: SstOptions) -> Self {
         let mut props = Properties::new(opts.compression);
         props.bloom_bits_per_key = opts.bloom_bits_per_key;
         props.block_size_bytes = opts.block_size_bytes as u64;
@@ -72,7 +69,6 @@ impl SstBuilder {
         SstBuilder {
             offset: file.len(),
             file,
-            path,
             data: BlockBuilder::new(opts.block_restart_interval),
             index: BlockBuilder::new(1),
             part_index: BlockBuilder::new(1),
@@ -142,18 +138,6 @@ impl SstBuilder {
         let pending = self.data.size_estimate() + self.index.size_estimate();
         let filter = self.bloom.as_ref().map_or(0, |b| b.estimated_len());
         self.offset + (pending + filter) as u64
-    }
-
-    pub fn num_entries(&self) -> u64 {
-        self.props.num_entries
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.props.num_entries == 0
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     pub fn finish(mut self) -> Result<SstSummary> {

@@ -150,10 +150,6 @@ impl BlockCache {
         self.inner.as_ref().map_or(0, |c| c.weight())
     }
 
-    pub fn capacity_bytes(&self) -> u64 {
-        self.capacity
-    }
-
     /// The metadata budget shared by every reader of this cache.
     pub fn metadata_budget(&self) -> &Arc<MetadataBudget> {
         &self.budget

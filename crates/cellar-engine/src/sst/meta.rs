@@ -318,15 +318,6 @@ impl Meta {
             }
         }
     }
-
-    /// The top level of a partitioned file (for `cellar inspect`), with each partition's
-    /// filter handle.
-    pub fn top_level(&self) -> Option<(&IndexBlock, &[BlockHandle])> {
-        match self {
-            Meta::Single { .. } => None,
-            Meta::Partitioned(p) => Some((&p.top, &p.filters)),
-        }
-    }
 }
 
 fn filter_bytes(f: &BloomFilter) -> usize {

@@ -53,10 +53,8 @@ mod partition_tests;
 mod tests;
 
 pub use block::{Block, BlockIter};
-pub use budget::MetadataBudget;
 pub use builder::SstBuilder;
 pub use cache::BlockCache;
-pub use format::{BlockHandle, Footer, Properties};
 pub use index::{IndexBlock, IndexEntry};
 pub use reader::{LookupResult, SstIterator, SstReader};
 pub use warm::WarmUp;

@@ -15,7 +15,7 @@ use crate::sst::cache::BlockCache;
 use crate::sst::format::{
     decode_block, decode_block_slice, BlockHandle, Footer, Properties, FOOTER_LEN, MAX_BLOCK_LEN,
 };
-use crate::sst::index::{IndexBlock, IndexEntry};
+use crate::sst::index::IndexEntry;
 pub use crate::sst::iterator::SstIterator;
 use crate::sst::meta::{count_cache, Meta, Part};
 use crate::sst::probe::ProbeBackoff;
@@ -235,10 +235,6 @@ impl SstReader {
         self
     }
 
-    pub fn global_seq(&self) -> Option<u64> {
-        self.global_seq
-    }
-
     /// The sequence to probe with for a read at `seq`, or `None` when this file's entries
     /// are all newer than `seq`.
     fn probe_seq(&self, seq: u64) -> Option<u64> {
@@ -257,18 +253,11 @@ impl SstReader {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.inner.src.path
-    }
-
-    pub fn file_number(&self) -> u64 {
-        self.inner.src.file_number
-    }
-
     pub fn properties(&self) -> &Properties {
         &self.inner.props
     }
 
+    #[cfg(test)]
     pub fn footer(&self) -> &Footer {
         &self.inner.footer
     }
@@ -280,19 +269,16 @@ impl SstReader {
     }
 
     /// Index partitions: 1 for an unpartitioned file.
+    #[cfg(test)]
     pub fn num_index_partitions(&self) -> usize {
         self.inner.meta.num_partitions()
     }
 
     /// Whether every index and filter partition is held in memory (always true for an
     /// unpartitioned file; false when the metadata budget was spent when it opened).
+    #[cfg(test)]
     pub fn metadata_pinned(&self) -> bool {
         self.inner.meta.is_pinned()
-    }
-
-    /// A partitioned file's top-level index and the filter partition handles.
-    pub fn top_level_index(&self) -> Option<(&IndexBlock, &[BlockHandle])> {
-        self.inner.meta.top_level()
     }
 
     pub fn file_size(&self) -> u64 {
@@ -307,6 +293,7 @@ impl SstReader {
 
     /// The bloom filter's answer (true when the file has no filter, and when a filter
     /// partition cannot be read: "maybe" is always a safe answer).
+    #[cfg(test)]
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         let inner = &*self.inner;
         match inner
@@ -330,6 +317,7 @@ impl SstReader {
     }
 
     /// Reads one block bypassing the cache (for inspection); iterate it with `Block::iter`.
+    #[cfg(test)]
     pub fn read_block(&self, h: BlockHandle) -> Result<Arc<Block>> {
         Ok(Arc::new(self.inner.src.read_block(h)?))
     }

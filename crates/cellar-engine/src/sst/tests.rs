@@ -62,11 +62,7 @@ pub(super) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 pub(super) fn build(entries: &Entries, opts: SstOptions) -> (Vec<u8>, SstSummary) {
     let buf = Arc::new(Mutex::new(Vec::new()));
-    let mut b = SstBuilder::new(
-        Box::new(MemWritable(buf.clone())),
-        PathBuf::from(NAME),
-        opts,
-    );
+    let mut b = SstBuilder::new(Box::new(MemWritable(buf.clone())), opts);
     for (k, v) in entries {
         b.add(k, v).expect("add");
     }
@@ -485,11 +481,7 @@ fn empty_file_and_real_vfs() {
     let dir = tempfile::tempdir().expect("tempdir");
     let vfs = RealVfs;
     let path = dir.path().join(NAME);
-    let b = SstBuilder::new(
-        vfs.create(&path).expect("create"),
-        path.clone(),
-        SstOptions::default(),
-    );
+    let b = SstBuilder::new(vfs.create(&path).expect("create"), SstOptions::default());
     let s = b.finish().expect("finish");
     assert_eq!(s.num_entries, 0);
     let cache = Arc::new(BlockCache::new(1 << 20));
@@ -507,11 +499,7 @@ fn empty_file_and_real_vfs() {
 
     let mut rng = StdRng::seed_from_u64(3);
     let entries = random_entries(&mut rng, 500);
-    let mut b = SstBuilder::new(
-        vfs.create(&path).expect("create"),
-        path.clone(),
-        SstOptions::default(),
-    );
+    let mut b = SstBuilder::new(vfs.create(&path).expect("create"), SstOptions::default());
     for (k, v) in &entries {
         b.add(k, v).expect("add");
     }

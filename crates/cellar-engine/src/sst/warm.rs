@@ -129,6 +129,7 @@ impl FileWarmth {
         self.file.size()
     }
 
+    #[cfg(test)]
     pub fn is_warm(&self) -> bool {
         self.state.load(Relaxed) == WARM
     }

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use crate::ast::{Located, Statement};
 use crate::error::ParseError;
 use crate::lexer::{Lexer, Token, TokenKind};
-use crate::timestamp::parse_timestamp;
+use cellar_text::parse_timestamp;
 
 pub(crate) type Result<T> = std::result::Result<T, ParseError>;
 

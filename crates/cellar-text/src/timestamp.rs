@@ -72,7 +72,7 @@ pub fn format_timestamp(nanos: u64) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM:SS[.fraction]` with no trailing zeros in the fraction (canonical HQL).
-pub(crate) fn format_timestamp_short(nanos: u64) -> String {
+pub fn format_timestamp_short(nanos: u64) -> String {
     let (date_time, fraction) = split(nanos);
     if fraction == 0 {
         return date_time;
