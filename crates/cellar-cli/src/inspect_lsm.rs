@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use cellar_engine::tools::log::TailPolicy;
-use cellar_engine::tools::manifest::{read_manifest_records, replay, FileMeta};
+use cellar_engine::tools::manifest::{read_manifest_records, replay, FileMeta, KeyspaceMeta};
 
 use crate::dbdir::{current_manifest, read_input};
 use crate::error::{CliResult, Outcome};
@@ -34,58 +34,7 @@ pub fn run(db: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
 
     let (mut all_files, mut all_bytes, mut all_tombstones) = (0usize, 0u64, 0usize);
     for (id, k) in &meta.keyspaces {
-        writeln!(out)?;
-        writeln!(out, "keyspace {id} {}:", escape(k.name.as_bytes()))?;
-        let (mut files, mut bytes) = (0usize, 0u64);
-        let used: Vec<(usize, Vec<&FileMeta>)> = k
-            .levels
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| !l.is_empty())
-            .map(|(i, l)| (i, l.values().collect()))
-            .collect();
-        if used.is_empty() {
-            writeln!(out, "  (no files)")?;
-        } else {
-            writeln!(
-                out,
-                "  {:<6} {:>6} {:>12}  key range",
-                "level", "files", "bytes"
-            )?;
-            for (level, fs) in &used {
-                let size: u64 = fs.iter().map(|f| f.size).sum();
-                let lo = fs.iter().map(|f| user_key(&f.smallest)).min();
-                let hi = fs.iter().map(|f| user_key(&f.largest)).max();
-                let range = match (lo, hi) {
-                    (Some(lo), Some(hi)) => format!(
-                        "{} .. {}",
-                        escape_truncated(lo, VALUE_PREVIEW),
-                        escape_truncated(hi, VALUE_PREVIEW)
-                    ),
-                    _ => String::new(),
-                };
-                writeln!(
-                    out,
-                    "  {:<6} {:>6} {:>12}  {range}",
-                    format!("L{level}"),
-                    fs.len(),
-                    size
-                )?;
-                files += fs.len();
-                bytes += size;
-            }
-            writeln!(out, "  {:<6} {:>6} {:>12}", "total", files, bytes)?;
-        }
-        writeln!(out, "  range tombstones: {}", k.range_tombstones.len())?;
-        for t in &k.range_tombstones {
-            writeln!(
-                out,
-                "    [{}, {}) @{}",
-                escape(&t.start),
-                escape(&t.end),
-                t.seq
-            )?;
-        }
+        let (files, bytes) = print_keyspace(out, *id, k)?;
         all_files += files;
         all_bytes += bytes;
         all_tombstones += k.range_tombstones.len();
@@ -99,4 +48,62 @@ pub fn run(db: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
         count(all_tombstones as u64, "range tombstone", "range tombstones")
     )?;
     Ok(Outcome::Clean)
+}
+
+/// One keyspace: its files per level (count, bytes, key range) and its range tombstones.
+/// Returns its file count and bytes.
+fn print_keyspace(out: &mut dyn Write, id: u32, k: &KeyspaceMeta) -> CliResult<(usize, u64)> {
+    writeln!(out)?;
+    writeln!(out, "keyspace {id} {}:", escape(k.name.as_bytes()))?;
+    let (mut files, mut bytes) = (0usize, 0u64);
+    let used: Vec<(usize, Vec<&FileMeta>)> = k
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| (i, l.values().collect()))
+        .collect();
+    if used.is_empty() {
+        writeln!(out, "  (no files)")?;
+    } else {
+        writeln!(
+            out,
+            "  {:<6} {:>6} {:>12}  key range",
+            "level", "files", "bytes"
+        )?;
+        for (level, fs) in &used {
+            let size: u64 = fs.iter().map(|f| f.size).sum();
+            let lo = fs.iter().map(|f| user_key(&f.smallest)).min();
+            let hi = fs.iter().map(|f| user_key(&f.largest)).max();
+            let range = match (lo, hi) {
+                (Some(lo), Some(hi)) => format!(
+                    "{} .. {}",
+                    escape_truncated(lo, VALUE_PREVIEW),
+                    escape_truncated(hi, VALUE_PREVIEW)
+                ),
+                _ => String::new(),
+            };
+            writeln!(
+                out,
+                "  {:<6} {:>6} {:>12}  {range}",
+                format!("L{level}"),
+                fs.len(),
+                size
+            )?;
+            files += fs.len();
+            bytes += size;
+        }
+        writeln!(out, "  {:<6} {:>6} {:>12}", "total", files, bytes)?;
+    }
+    writeln!(out, "  range tombstones: {}", k.range_tombstones.len())?;
+    for t in &k.range_tombstones {
+        writeln!(
+            out,
+            "    [{}, {}) @{}",
+            escape(&t.start),
+            escape(&t.end),
+            t.seq
+        )?;
+    }
+    Ok((files, bytes))
 }

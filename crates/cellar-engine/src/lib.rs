@@ -14,6 +14,7 @@ pub mod tools;
 pub mod vfs;
 
 pub(crate) mod batch;
+pub(crate) mod cache;
 pub(crate) mod coding;
 pub(crate) mod compaction;
 mod db;

@@ -95,12 +95,12 @@ pub struct Options {
     /// Read SST blocks with O_DIRECT, bypassing the page cache (no warm-up then).
     pub use_direct_reads: bool,
     /// Keep a data block a point read missed in the block cache only on its second miss
-    /// within a recent window (`sst/admission.rs`): blocks read once are then not copied
+    /// within a recent window (`cache/admission.rs`): blocks read once are then not copied
     /// into fresh cache memory, and do not evict blocks read more often. Off keeps every
     /// block read. Ignored with `use_direct_reads` (a second read would go to the device).
     /// Default on (docs/design/block-cache-admission.md).
     pub block_cache_doorkeeper: bool,
-    /// Cold-start warm-up (`sst/warm.rs`): once an SST's point reads have waited half as long
+    /// Cold-start warm-up (`cache/warm.rs`): once an SST's point reads have waited half as long
     /// in `pread` as reading the file whole should take (its size at
     /// `warm_up_read_bytes_per_sec`), a background thread reads it sequentially into the
     /// page cache. A freshly started or cache-dropped database that fits in memory then

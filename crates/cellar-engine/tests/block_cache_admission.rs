@@ -1,5 +1,5 @@
 //! A data block a point lookup reads enters the block cache on its second miss, not its first
-//! (`Options::block_cache_doorkeeper`, `sst/admission.rs`); with the doorkeeper off it enters
+//! (`Options::block_cache_doorkeeper`, `cache/admission.rs`); with the doorkeeper off it enters
 //! on the first. Scans fill the cache as before. The counters are the database's own
 //! (`Stats::block_cache_hits`), read before and after each lookup.
 

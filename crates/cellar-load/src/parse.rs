@@ -185,6 +185,9 @@ pub fn parse_file(
     }
 }
 
+// Long by design: the per-line loop of the parallel parse (the load's hot path); its
+// state (reader, record, arenas, counters) is shared by every step of a line, so phases
+// would pass it all around or allocate per line.
 fn parse_chunk(
     chunk: &Chunk,
     ts_base: u64,

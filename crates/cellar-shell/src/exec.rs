@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use cellar_engine::Durability;
-use cellar_hql::{AlterAction, Compression, CreateTable, FamilySpec, Statement};
+use cellar_hql::{
+    AlterAction, AlterTable, Compression, CreateTable, FamilySpec, LoadData, Statement, TableRef,
+};
 use cellar_load::{load_into_table, LoadError, LoadSpec, ProgressSink};
 use cellar_table::{
     CellStore, FamilyCompression, FamilyOptions, ScanSpec, TableError, TableSchema,
@@ -112,79 +114,16 @@ impl Session<'_> {
                     writeln!(out, "{}", cellar_hql::escape_output(t.as_bytes()))?;
                 }
             }
-            Statement::DescribeTable(t) => {
-                let s = self.store.describe(&t.table)?;
-                for f in &s.families {
-                    let o = &f.options;
-                    writeln!(
-                        out,
-                        "{}\tMAX_VERSIONS={}\tTTL={}\tCOMPRESSION={}\tBLOCKSIZE={}\tBLOOMFILTER={}",
-                        f.name,
-                        o.max_versions,
-                        o.ttl.map_or("none".into(), |d| d.as_secs().to_string()),
-                        o.compression
-                            .map_or("default".into(), |c| format!("{c:?}").to_lowercase()),
-                        o.block_size_bytes
-                            .map_or("default".into(), |b| b.to_string()),
-                        o.bloom_filter
-                    )?;
-                }
-            }
+            Statement::DescribeTable(t) => self.describe_table(t, out)?,
             Statement::ShowCreateTable(t) => {
                 let s = self.store.describe(&t.table)?;
                 writeln!(out, "{};", create_statement(&s))?;
             }
-            Statement::AlterTable(a) => match &a.action {
-                AlterAction::Add(fams) => {
-                    // Checked first, so that a family that exists adds none.
-                    let s = self.store.describe(&a.name)?;
-                    if let Some(f) = fams.iter().find(|f| s.find_family(&f.name).is_some()) {
-                        return Err(ExecError::Table(TableError::FamilyExists {
-                            table: a.name.clone(),
-                            family: f.name.clone(),
-                        }));
-                    }
-                    for f in fams {
-                        self.store
-                            .alter_add_family(&a.name, &f.name, family_options(f))?;
-                    }
-                }
-                AlterAction::Drop(fams) => {
-                    let s = self.store.describe(&a.name)?;
-                    if let Some(f) = fams.iter().find(|f| s.find_family(f).is_none()) {
-                        return Err(ExecError::Table(TableError::FamilyNotFound {
-                            table: a.name.clone(),
-                            family: f.clone(),
-                        }));
-                    }
-                    if fams.len() >= s.families.len() {
-                        return Err(ExecError::Invalid(format!(
-                            "dropping every family of table {:?}: drop the table instead",
-                            a.name
-                        )));
-                    }
-                    for f in fams {
-                        self.store.alter_drop_family(&a.name, f)?;
-                    }
-                }
-            },
+            Statement::AlterTable(a) => self.alter_table(a)?,
             Statement::Insert(ins) => self.insert(ins)?,
             Statement::Select(sel) => self.select(sel, out)?,
             Statement::Delete(d) => self.delete(d)?,
-            Statement::LoadData(l) => {
-                let table = self.store.table(&l.table)?;
-                let spec = LoadSpec {
-                    files: vec![PathBuf::from(&l.file)],
-                    row_key_column: l.row_key_column.clone(),
-                    timestamp_column: l.timestamp_column.clone(),
-                    header_file: l.header_file.as_ref().map(PathBuf::from),
-                    ignore_unknown_columns: l.ignore_unknown_columns,
-                    skip_bad_lines: l.skip_bad_lines,
-                    ..LoadSpec::default()
-                };
-                let stats = load_into_table(&table, &spec, self.progress)?;
-                writeln!(out, "{stats}")?;
-            }
+            Statement::LoadData(l) => self.load_data(l, out)?,
             Statement::DumpTable(d) => {
                 let started = std::time::Instant::now();
                 let n = self.dump(&d.table, &d.file)?;
@@ -195,6 +134,83 @@ impl Session<'_> {
             Statement::Help => out.write_all(HELP.as_bytes())?,
         }
         Ok(Flow::Continue)
+    }
+
+    /// DESCRIBE TABLE: one line per family with its options.
+    fn describe_table(&self, t: &TableRef, out: &mut dyn Write) -> Result<(), ExecError> {
+        let s = self.store.describe(&t.table)?;
+        for f in &s.families {
+            let o = &f.options;
+            writeln!(
+                out,
+                "{}\tMAX_VERSIONS={}\tTTL={}\tCOMPRESSION={}\tBLOCKSIZE={}\tBLOOMFILTER={}",
+                f.name,
+                o.max_versions,
+                o.ttl.map_or("none".into(), |d| d.as_secs().to_string()),
+                o.compression
+                    .map_or("default".into(), |c| format!("{c:?}").to_lowercase()),
+                o.block_size_bytes
+                    .map_or("default".into(), |b| b.to_string()),
+                o.bloom_filter
+            )?;
+        }
+        Ok(())
+    }
+
+    /// ALTER TABLE ... ADD/DROP families: checked whole before any change is made.
+    fn alter_table(&self, a: &AlterTable) -> Result<(), ExecError> {
+        match &a.action {
+            AlterAction::Add(fams) => {
+                // Checked first, so that a family that exists adds none.
+                let s = self.store.describe(&a.name)?;
+                if let Some(f) = fams.iter().find(|f| s.find_family(&f.name).is_some()) {
+                    return Err(ExecError::Table(TableError::FamilyExists {
+                        table: a.name.clone(),
+                        family: f.name.clone(),
+                    }));
+                }
+                for f in fams {
+                    self.store
+                        .alter_add_family(&a.name, &f.name, family_options(f))?;
+                }
+            }
+            AlterAction::Drop(fams) => {
+                let s = self.store.describe(&a.name)?;
+                if let Some(f) = fams.iter().find(|f| s.find_family(f).is_none()) {
+                    return Err(ExecError::Table(TableError::FamilyNotFound {
+                        table: a.name.clone(),
+                        family: f.clone(),
+                    }));
+                }
+                if fams.len() >= s.families.len() {
+                    return Err(ExecError::Invalid(format!(
+                        "dropping every family of table {:?}: drop the table instead",
+                        a.name
+                    )));
+                }
+                for f in fams {
+                    self.store.alter_drop_family(&a.name, f)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// LOAD DATA INFILE: a bulk load of one file into a table (`cellar_load`).
+    fn load_data(&self, l: &LoadData, out: &mut dyn Write) -> Result<(), ExecError> {
+        let table = self.store.table(&l.table)?;
+        let spec = LoadSpec {
+            files: vec![PathBuf::from(&l.file)],
+            row_key_column: l.row_key_column.clone(),
+            timestamp_column: l.timestamp_column.clone(),
+            header_file: l.header_file.as_ref().map(PathBuf::from),
+            ignore_unknown_columns: l.ignore_unknown_columns,
+            skip_bad_lines: l.skip_bad_lines,
+            ..LoadSpec::default()
+        };
+        let stats = load_into_table(&table, &spec, self.progress)?;
+        writeln!(out, "{stats}")?;
+        Ok(())
     }
 
     /// Every version of every cell, in the flat format LOAD DATA INFILE reads back.

@@ -213,8 +213,9 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
+    use crate::cache::BlockCache;
     use crate::manifest::FileMeta;
-    use crate::sst::{BlockCache, SstBuilder, SstOptions, SstReader};
+    use crate::sst::{SstBuilder, SstOptions, SstReader};
     use crate::stats::Counters;
     use crate::types::make_internal_key;
     use crate::version::KeyspaceVersion;

@@ -4,8 +4,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::background::{flush_all_immutables, log_and_apply, run_compaction};
+use super::background::run_compaction;
+use super::flush::flush_all_immutables;
 use super::open::DEFAULT_KEYSPACE;
+use super::version_set::log_and_apply;
 use super::Db;
 use crate::batch::Keyspace;
 use crate::compaction::{pick_bottom_rewrite, pick_range};

@@ -21,7 +21,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::background::log_and_apply;
+use super::version_set::log_and_apply;
 use super::Db;
 use crate::batch::{Keyspace, WriteBatch};
 use crate::error::{Error, Result};

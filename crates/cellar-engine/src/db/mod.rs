@@ -7,10 +7,12 @@
 
 mod admin;
 mod background;
+mod flush;
 mod ingest;
 mod iterator;
 mod open;
 mod read;
+mod version_set;
 mod visibility;
 mod write;
 
@@ -27,11 +29,11 @@ pub use iterator::DbIterator;
 pub use read::{ReadOptions, Snapshot};
 
 use crate::batch::Keyspace;
+use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::log::LogWriter;
 use crate::memtable::Memtable;
 use crate::options::Options;
-use crate::sst::BlockCache;
 use crate::stats::Counters;
 use crate::types::SeqNo;
 use crate::version::{FileHandle, LsmMeta, Version};

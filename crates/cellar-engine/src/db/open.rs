@@ -10,49 +10,25 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use super::version_set::open_table;
 use super::visibility::VisibleSeq;
-use super::{background, write, BgState, DbInner, ManifestState, SuperVersion, WalState};
+use super::{flush, write, BgState, DbInner, ManifestState, SuperVersion, WalState};
 use crate::batch::decode_batch;
+use crate::cache::{BlockCache, WarmUp};
 use crate::error::{Error, Result};
 use crate::log::{read_log, LogKind, LogWriter, TailPolicy};
 use crate::manifest::{
-    manifest_file_name, parse_file_name, read_current, read_manifest, sst_file_name, wal_file_name,
-    write_current, FileKind, FileMeta, VersionEdit,
+    manifest_file_name, parse_file_name, read_current, read_manifest, wal_file_name, write_current,
+    FileKind, VersionEdit,
 };
 use crate::memtable::Memtable;
-use crate::options::Options;
-use crate::sst::{BlockCache, SstReader, WarmUp};
+use crate::options::{KeyspaceOptions, Options};
 use crate::stats::Counters;
-use crate::version::{FileHandle, LsmMeta, Version};
+use crate::types::SeqNo;
+use crate::version::{LsmMeta, Version};
 use crate::vfs::Vfs;
 
 pub(crate) const DEFAULT_KEYSPACE: &str = "default";
-
-pub(crate) fn open_table(
-    vfs: &Arc<dyn Vfs>,
-    dir: &Path,
-    opts: &Options,
-    cache: &Arc<BlockCache>,
-    counters: &Arc<Counters>,
-    f: &FileMeta,
-) -> Result<Arc<FileHandle>> {
-    let path = dir.join(sst_file_name(f.number));
-    let file = vfs.open_read(&path, opts.use_direct_reads)?;
-    let reader = SstReader::open(
-        file,
-        path.clone(),
-        f.number,
-        Arc::clone(cache),
-        Arc::clone(counters),
-    )?
-    .with_global_seq(f.global_seq);
-    Ok(Arc::new(FileHandle::new(
-        f.clone(),
-        reader,
-        path,
-        Arc::clone(vfs),
-    )))
-}
 
 fn new_meta(num_levels: usize) -> Result<LsmMeta> {
     let mut meta = LsmMeta {
@@ -129,19 +105,103 @@ fn holds_data(vfs: &dyn Vfs, dir: &Path, names: &[String]) -> Result<bool> {
     Ok(false)
 }
 
+/// Opens (or creates) the database in `dir`, in named phases whose order makes recovery
+/// idempotent (see the module doc).
 pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     let vfs = Arc::clone(&opts.vfs);
     validate_options(&opts)?;
-    if opts.create_if_missing {
-        vfs.create_dir_all(dir)?;
-    } else if !vfs.exists(dir) {
-        return Err(Error::InvalidArgument(format!(
-            "no database at {} (create_if_missing is off)",
-            dir.display()
-        )));
-    }
+    require_dir(&*vfs, dir, &opts)?;
     let lock = vfs.lock(&dir.join("LOCK"))?;
     let counters = Arc::new(Counters::default());
+    let cache = new_block_cache(&opts, &counters);
+
+    let names = vfs.list(dir)?;
+    let (mut meta, existing) = load_meta(&*vfs, dir, &opts, &names)?;
+    let (wals, max_seen) = existing_file_numbers(&names);
+    let next_file = AtomicU64::new(meta.next_file_number.max(max_seen + 1).max(1));
+    let alloc = || next_file.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+
+    let (recovered, last_seq) = replay_wals(&*vfs, dir, &opts, &meta, existing, wals)?;
+    flush_recovered(&vfs, dir, &opts, &alloc, &mut meta, &recovered, last_seq)?;
+
+    // The new WAL's number goes into the manifest before the file exists: while a replayed
+    // WAL is the newest file of its kind it is read tolerating a torn (or reserved, all
+    // zero) tail, but once a newer WAL exists it must be complete. Created first, the new
+    // WAL would make a crash before CURRENT names the new manifest unrecoverable: the old
+    // manifest still lists the replayed WAL, now not the newest.
+    let wal_number = alloc();
+    let manifest_number = alloc();
+    meta.log_number = wal_number;
+    meta.last_sequence = last_seq;
+    meta.next_file_number = next_file.load(std::sync::atomic::Ordering::SeqCst);
+    let manifest_writer = write_new_manifest(&*vfs, dir, &meta, manifest_number)?;
+    let wal_writer = create_wal(&*vfs, dir, &opts, wal_number)?;
+
+    let mut open_files = HashMap::new();
+    let version = Version::build(&meta, &mut open_files, &mut |f| {
+        open_table(&vfs, dir, &opts, &cache, &counters, f)
+    })?;
+    remove_obsolete(&*vfs, dir, &names, &meta, wal_number, manifest_number);
+
+    let sv = SuperVersion {
+        mem: Arc::new(Memtable::new(wal_number, opts.memtable_filter_bytes())),
+        imms: Vec::new(),
+        version: Arc::new(version),
+    };
+    Ok(DbInner {
+        dir: dir.to_path_buf(),
+        vfs,
+        counters,
+        cache,
+        sv: RwLock::new(Arc::new(sv)),
+        last_visible: VisibleSeq::new(last_seq),
+        next_file_number: AtomicU64::new(next_file.load(std::sync::atomic::Ordering::SeqCst)),
+        wal: Mutex::new(WalState {
+            writer: wal_writer,
+            number: wal_number,
+            last_seq,
+        }),
+        writers: Mutex::new(write::WriteQueue::default()),
+        writers_cv: Condvar::new(),
+        write_gate: parking_lot::RwLock::new(()),
+        manifest: Mutex::new(ManifestState {
+            meta,
+            writer: manifest_writer,
+            number: manifest_number,
+            open_files,
+        }),
+        compaction_lock: Mutex::new(()),
+        flush_lock: Mutex::new(()),
+        bg: Mutex::new(BgState::default()),
+        bg_cv: Condvar::new(),
+        snapshots: Arc::new(Mutex::new(BTreeMap::new())),
+        multi_get_pool: multi_get_pool(opts.multi_get_threads)?,
+        multi_get_wait_permille: AtomicU64::new(1000),
+        multi_get_miss_permille: AtomicU64::new(1000),
+        compaction_filters: Default::default(),
+        poisoned: Default::default(),
+        poison_reason: Mutex::new(None),
+        _lock: lock,
+        opts,
+    })
+}
+
+/// Creates `dir` (with `create_if_missing`), or requires that it exists.
+fn require_dir(vfs: &dyn Vfs, dir: &Path, opts: &Options) -> Result<()> {
+    if opts.create_if_missing {
+        vfs.create_dir_all(dir)
+    } else if !vfs.exists(dir) {
+        Err(Error::InvalidArgument(format!(
+            "no database at {} (create_if_missing is off)",
+            dir.display()
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// The database's block cache, with the doorkeeper and the warm-up its options ask for.
+fn new_block_cache(opts: &Options, counters: &Arc<Counters>) -> Arc<BlockCache> {
     let mut cache = BlockCache::with_metadata_budget(
         opts.block_cache_size_bytes,
         opts.max_resident_metadata_bytes,
@@ -153,19 +213,27 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
         cache = cache.with_warm_up(Arc::new(WarmUp::new(
             opts.warm_up_budget_bytes,
             opts.warm_up_read_bytes_per_sec,
-            Arc::clone(&counters),
+            Arc::clone(counters),
         )));
     }
-    let cache = Arc::new(cache);
+    Arc::new(cache)
+}
 
-    let names = vfs.list(dir)?;
-    let current = read_current(&*vfs, dir)?;
+/// The manifest `CURRENT` names, replayed (or a new database's first state), with every
+/// keyspace given `num_levels` levels; and whether the database existed.
+fn load_meta(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    opts: &Options,
+    names: &[String],
+) -> Result<(LsmMeta, bool)> {
+    let current = read_current(vfs, dir)?;
     let existing = current.is_some();
     let mut meta = match current {
         // Never start afresh over the files of a database whose CURRENT is gone: the new
         // database would delete them all as orphans. Only an interrupted creation (a WAL
         // with no records and a manifest, nothing acknowledged yet) may be started over.
-        None if holds_data(&*vfs, dir, &names)? => {
+        None if holds_data(vfs, dir, names)? => {
             return Err(Error::corruption(
                 dir.join("CURRENT"),
                 0,
@@ -189,7 +257,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
         Some(n) => {
             let path = dir.join(manifest_file_name(n));
             let mut meta = LsmMeta::default();
-            for (i, edit) in read_manifest(&*vfs, &path)?.iter().enumerate() {
+            for (i, edit) in read_manifest(vfs, &path)?.iter().enumerate() {
                 meta.apply(edit, opts.num_levels)
                     .map_err(|e| Error::corruption(&path, 0, format!("edit {i}: {e}")))?;
             }
@@ -201,11 +269,15 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
             k.levels.resize(opts.num_levels, BTreeMap::new());
         }
     }
+    Ok((meta, existing))
+}
 
-    // Numbers of files already on disk, so new ones never reuse them.
+/// The WALs in the directory, and the highest file number of any kind (so new files never
+/// reuse one).
+fn existing_file_numbers(names: &[String]) -> (Vec<u64>, u64) {
     let mut wals = Vec::new();
     let mut max_seen = 0u64;
-    for name in &names {
+    for name in names {
         match parse_file_name(name) {
             Some(FileKind::Wal(n)) => {
                 wals.push(n);
@@ -215,13 +287,20 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
             _ => {}
         }
     }
-    let next_file = AtomicU64::new(meta.next_file_number.max(max_seen + 1).max(1));
-    let alloc = || next_file.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    (wals, max_seen)
+}
 
-    let mut open_files = HashMap::new();
-
-    // Replay the WALs the manifest does not cover yet, oldest first. Only the newest may
-    // end in a torn record: older ones were synced before the next one was started.
+/// Replays the WALs the manifest does not cover yet, oldest first, into one memtable;
+/// returns it with the last sequence number recovered. Only the newest WAL may end in a
+/// torn record: older ones were synced before the next one was started.
+fn replay_wals(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    opts: &Options,
+    meta: &LsmMeta,
+    existing: bool,
+    mut wals: Vec<u64>,
+) -> Result<(Arc<Memtable>, SeqNo)> {
     wals.retain(|n| *n >= meta.log_number);
     wals.sort_unstable();
     let recovered = Arc::new(Memtable::new(0, opts.memtable_filter_bytes()));
@@ -272,35 +351,45 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
             }
         }
     }
+    Ok((recovered, last_seq))
+}
 
-    // The recovered writes go to level 0 before the WALs holding them are dropped.
+/// The recovered writes go to level 0 (recorded in `meta`) before the WALs holding them
+/// are dropped.
+fn flush_recovered(
+    vfs: &Arc<dyn Vfs>,
+    dir: &Path,
+    opts: &Options,
+    alloc: &dyn Fn() -> u64,
+    meta: &mut LsmMeta,
+    recovered: &Arc<Memtable>,
+    last_seq: SeqNo,
+) -> Result<()> {
     let mut edit = VersionEdit::default();
     if !recovered.is_empty() {
-        let live: Vec<(u32, crate::options::KeyspaceOptions)> = meta
+        let live: Vec<(u32, KeyspaceOptions)> = meta
             .keyspaces
             .iter()
             .map(|(id, k)| (*id, k.options))
             .collect();
         let (files, tombstones) =
-            background::flush_to_files(&vfs, dir, &opts, &alloc, &recovered, &live, last_seq)?;
+            flush::flush_to_files(vfs, dir, opts, alloc, recovered, &live, last_seq)?;
         for (ks, f) in files {
             edit.added_files.push((ks, 0, f));
         }
         edit.added_range_tombstones = tombstones;
     }
     meta.apply(&edit, opts.num_levels)
-        .map_err(|e| Error::InvalidArgument(format!("recovery edit: {e}")))?;
+        .map_err(|e| Error::InvalidArgument(format!("recovery edit: {e}")))
+}
 
-    // The new WAL's number goes into the manifest before the file exists: while a replayed
-    // WAL is the newest file of its kind it is read tolerating a torn (or reserved, all
-    // zero) tail, but once a newer WAL exists it must be complete. Created first, the new
-    // WAL would make a crash before CURRENT names the new manifest unrecoverable: the old
-    // manifest still lists the replayed WAL, now not the newest.
-    let wal_number = alloc();
-    let manifest_number = alloc();
-    meta.log_number = wal_number;
-    meta.last_sequence = last_seq;
-    meta.next_file_number = next_file.load(std::sync::atomic::Ordering::SeqCst);
+/// Writes `meta` as the one edit of a new manifest, syncs it and makes it current.
+fn write_new_manifest(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    meta: &LsmMeta,
+    manifest_number: u64,
+) -> Result<LogWriter> {
     let manifest_path = dir.join(manifest_file_name(manifest_number));
     let mut manifest_writer = LogWriter::new(
         vfs.create(&manifest_path)?,
@@ -310,22 +399,34 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     manifest_writer.add_record(&meta.snapshot_edit().encode())?;
     manifest_writer.sync()?;
     vfs.sync_dir(dir)?;
-    write_current(&*vfs, dir, manifest_number)?;
+    write_current(vfs, dir, manifest_number)?;
+    Ok(manifest_writer)
+}
 
+/// Creates the WAL new writes go to, synced with its directory.
+fn create_wal(vfs: &dyn Vfs, dir: &Path, opts: &Options, wal_number: u64) -> Result<LogWriter> {
     let wal_path = dir.join(wal_file_name(wal_number));
     let mut wal_writer = LogWriter::new(vfs.create(&wal_path)?, wal_path, LogKind::Wal)?;
     wal_writer.set_writeback_bytes(opts.wal_writeback_bytes);
     wal_writer.set_preallocate_bytes(opts.wal_reserve_bytes());
     wal_writer.sync()?;
     vfs.sync_dir(dir)?;
+    Ok(wal_writer)
+}
 
-    let version = Version::build(&meta, &mut open_files, &mut |f| {
-        open_table(&vfs, dir, &opts, &cache, &counters, f)
-    })?;
-
-    // Nothing refers to these any more.
+/// Deletes the files nothing refers to any more: SSTs the manifest does not list, the old
+/// WALs and manifests, unfinished temporary files. Best effort: a leftover is deleted by
+/// the next open.
+fn remove_obsolete(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    names: &[String],
+    meta: &LsmMeta,
+    wal_number: u64,
+    manifest_number: u64,
+) {
     let live = meta.live_file_numbers();
-    for name in &names {
+    for name in names {
         let obsolete = match parse_file_name(name) {
             Some(FileKind::Sst(n)) => !live.contains(&n),
             Some(FileKind::Wal(n)) => n != wal_number,
@@ -337,46 +438,4 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
             let _ = vfs.remove(&dir.join(name));
         }
     }
-
-    let sv = SuperVersion {
-        mem: Arc::new(Memtable::new(wal_number, opts.memtable_filter_bytes())),
-        imms: Vec::new(),
-        version: Arc::new(version),
-    };
-    Ok(DbInner {
-        dir: dir.to_path_buf(),
-        vfs,
-        counters,
-        cache,
-        sv: RwLock::new(Arc::new(sv)),
-        last_visible: VisibleSeq::new(last_seq),
-        next_file_number: AtomicU64::new(next_file.load(std::sync::atomic::Ordering::SeqCst)),
-        wal: Mutex::new(WalState {
-            writer: wal_writer,
-            number: wal_number,
-            last_seq,
-        }),
-        writers: Mutex::new(write::WriteQueue::default()),
-        writers_cv: Condvar::new(),
-        write_gate: parking_lot::RwLock::new(()),
-        manifest: Mutex::new(ManifestState {
-            meta,
-            writer: manifest_writer,
-            number: manifest_number,
-            open_files,
-        }),
-        compaction_lock: Mutex::new(()),
-        flush_lock: Mutex::new(()),
-        bg: Mutex::new(BgState::default()),
-        bg_cv: Condvar::new(),
-        snapshots: Arc::new(Mutex::new(BTreeMap::new())),
-        multi_get_pool: multi_get_pool(opts.multi_get_threads)?,
-        multi_get_wait_permille: AtomicU64::new(1000),
-        multi_get_miss_permille: AtomicU64::new(1000),
-        compaction_filters: Default::default(),
-        poisoned: Default::default(),
-        poison_reason: Mutex::new(None),
-        _lock: lock,
-        opts,
-    })
 }

@@ -371,49 +371,62 @@ impl Db {
             }
             _ => vec![run(&sorted)?],
         };
-        // Remember how often this batch waited on the disk: the next batch goes parallel
-        // only if waiting is likely (threads cost more than they save on cached lookups
-        // when there are few cores).
-        let (lookups1, waited1, misses1) = read_counts(inner);
-        let lookups = lookups1.saturating_sub(lookups0);
-        if let Some(permille) = (waited1.saturating_sub(waited0) * 1000).checked_div(lookups) {
-            inner
-                .multi_get_wait_permille
-                .store(permille, Ordering::Relaxed);
-        }
-        if let Some(permille) = (misses1.saturating_sub(misses0) * 1000).checked_div(lookups) {
-            inner
-                .multi_get_miss_permille
-                .store(permille, Ordering::Relaxed);
-        }
-        let mut values: Vec<Option<Vec<u8>>> = chunks.into_iter().flatten().collect();
-        // Back to the caller's order. Each value moves out to the last position that asked
-        // for it; only repeated keys are cloned.
-        let slots: Vec<usize> = keys
-            .iter()
-            .map(|k| sorted.binary_search(k).unwrap_or(0))
-            .collect();
-        let mut wanted = vec![0usize; sorted.len()];
-        for &i in &slots {
-            wanted[i] += 1;
-        }
-        Ok(slots
-            .into_iter()
-            .map(|i| {
-                wanted[i] -= 1;
-                if wanted[i] == 0 {
-                    values[i].take()
-                } else {
-                    values[i].clone()
-                }
-            })
-            .collect())
+        remember_waits(inner, (lookups0, waited0, misses0));
+        let values: Vec<Option<Vec<u8>>> = chunks.into_iter().flatten().collect();
+        Ok(in_caller_order(keys, &sorted, values))
     }
 
     /// A consistent view for later reads (`ReadOptions::at`).
     pub fn snapshot(&self) -> Snapshot {
         self.inner.new_snapshot()
     }
+}
+
+/// Remembers how often the batch since `before` (`read_counts`) waited on the disk: the
+/// next batch goes parallel only if waiting is likely (threads cost more than they save on
+/// cached lookups when there are few cores).
+fn remember_waits(inner: &DbInner, before: (u64, u64, u64)) {
+    let (lookups0, waited0, misses0) = before;
+    let (lookups1, waited1, misses1) = read_counts(inner);
+    let lookups = lookups1.saturating_sub(lookups0);
+    if let Some(permille) = (waited1.saturating_sub(waited0) * 1000).checked_div(lookups) {
+        inner
+            .multi_get_wait_permille
+            .store(permille, Ordering::Relaxed);
+    }
+    if let Some(permille) = (misses1.saturating_sub(misses0) * 1000).checked_div(lookups) {
+        inner
+            .multi_get_miss_permille
+            .store(permille, Ordering::Relaxed);
+    }
+}
+
+/// The values of `sorted` (sorted, deduplicated `keys`) back in the order of `keys`. Each
+/// value moves out to the last position that asked for it; only repeated keys are cloned.
+fn in_caller_order(
+    keys: &[&[u8]],
+    sorted: &[&[u8]],
+    mut values: Vec<Option<Vec<u8>>>,
+) -> Vec<Option<Vec<u8>>> {
+    let slots: Vec<usize> = keys
+        .iter()
+        .map(|k| sorted.binary_search(k).unwrap_or(0))
+        .collect();
+    let mut wanted = vec![0usize; sorted.len()];
+    for &i in &slots {
+        wanted[i] += 1;
+    }
+    slots
+        .into_iter()
+        .map(|i| {
+            wanted[i] -= 1;
+            if wanted[i] == 0 {
+                values[i].take()
+            } else {
+                values[i].clone()
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

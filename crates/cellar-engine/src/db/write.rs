@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::{background, Db, DbInner, SuperVersion, WalState};
+use super::{background, flush, Db, DbInner, SuperVersion, WalState};
 use crate::batch::{BatchOp, Keyspace, WriteBatch};
 use crate::error::{Error, Result};
 use crate::log::{LogKind, LogWriter};
@@ -409,7 +409,7 @@ impl DbInner {
                 } else {
                     // No background threads: the writer that filled the memtable does the
                     // flush and any compaction it triggers (deterministic, for tests).
-                    background::flush_all_immutables(self)?;
+                    flush::flush_all_immutables(self)?;
                     while background::compact_once(self)? {}
                 }
             }

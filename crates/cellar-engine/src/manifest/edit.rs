@@ -86,6 +86,8 @@ fn put_tombstone(dst: &mut Vec<u8>, keyspace: u32, t: &RangeTombstone) {
 }
 
 impl VersionEdit {
+    // Long by design: one short block per field tag, in tag order, read side by side with
+    // `decode` and the table in docs/format/manifest.md.
     pub fn encode(&self) -> Vec<u8> {
         let mut dst = Vec::new();
         let scalars = [
@@ -178,6 +180,8 @@ impl VersionEdit {
 
     /// Decodes an edit. `offset` is where `bytes` starts in `path`, so errors point at the
     /// bad field's file offset.
+    // Long by design: one match arm per field tag, in tag order (see `encode` and
+    // docs/format/manifest.md); every arm checks its own field.
     pub fn decode(bytes: &[u8], path: &Path, offset: u64) -> Result<VersionEdit> {
         let mut r = EditReader {
             d: Decoder::new(bytes),

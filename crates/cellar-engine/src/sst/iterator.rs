@@ -5,15 +5,19 @@
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::sst::block::BlockIter;
-use crate::sst::reader::SstReader;
+use std::sync::Arc;
+
+use crate::sst::open_file::OpenFile;
 use crate::types;
 
 /// Two-level iteration: the index (through its partitions, if any) picks a data block, a
 /// [`BlockIter`] walks it.
-/// Holds a reader clone, so it is `'static` and `Send`. Errors are sticky: after one, the
+/// Holds the open file (shared with the reader), so it is `'static` and `Send`. Errors are sticky: after one, the
 /// iterator stays invalid and `status` keeps returning it.
 pub struct SstIterator {
-    reader: SstReader,
+    file: Arc<OpenFile>,
+    /// Entries read back with this sequence number (an ingested file).
+    global_seq: Option<u64>,
     fill_cache: bool,
     block_idx: usize,
     data: Option<BlockIter>,
@@ -23,9 +27,10 @@ pub struct SstIterator {
 }
 
 impl SstIterator {
-    pub(super) fn new(reader: SstReader, fill_cache: bool) -> Self {
+    pub(super) fn new(file: Arc<OpenFile>, global_seq: Option<u64>, fill_cache: bool) -> Self {
         SstIterator {
-            reader,
+            file,
+            global_seq,
             fill_cache,
             block_idx: 0,
             data: None,
@@ -37,7 +42,7 @@ impl SstIterator {
     /// After every move: for an ingested file, the current key with its trailer's sequence
     /// replaced by the global one.
     fn restamp(&mut self) {
-        let Some(g) = self.reader.global_seq else {
+        let Some(g) = self.global_seq else {
             return;
         };
         self.key_buf.clear();
@@ -56,7 +61,7 @@ impl SstIterator {
         if self.err.is_some() {
             return;
         }
-        let inner = &*self.reader.inner;
+        let inner = &*self.file;
         match inner.meta.find_block(&inner.src, target) {
             Err(e) => self.set_err(e),
             Ok(None) => {}
@@ -73,7 +78,7 @@ impl SstIterator {
         if self.err.is_some() {
             return;
         }
-        let inner = &*self.reader.inner;
+        let inner = &*self.file;
         let n = inner.meta.num_blocks();
         // Past every separator means past every key: the answer is the file's last entry.
         match inner.meta.find_block(&inner.src, target) {
@@ -100,7 +105,7 @@ impl SstIterator {
     }
 
     fn load(&mut self, i: usize) -> bool {
-        match self.reader.inner.block_at(i, self.fill_cache) {
+        match self.file.block_at(i, self.fill_cache) {
             Ok(b) => {
                 self.block_idx = i;
                 self.data = Some(b.iter());
@@ -123,7 +128,7 @@ impl SstIterator {
                 return self.set_err(e);
             }
             let next = self.block_idx + 1;
-            if next >= self.reader.inner.meta.num_blocks() {
+            if next >= self.file.meta.num_blocks() {
                 self.data = None;
                 return;
             }
@@ -175,7 +180,7 @@ impl InternalIterator for SstIterator {
     fn seek_to_first(&mut self) {
         self.data = None;
         if self.err.is_none()
-            && self.reader.inner.meta.num_blocks() > 0
+            && self.file.meta.num_blocks() > 0
             && self.position(0, |d| d.seek_to_first())
         {
             self.skip_forward();
@@ -185,7 +190,7 @@ impl InternalIterator for SstIterator {
 
     fn seek_to_last(&mut self) {
         self.data = None;
-        let n = self.reader.inner.meta.num_blocks();
+        let n = self.file.meta.num_blocks();
         if self.err.is_none() && n > 0 && self.position(n - 1, |d| d.seek_to_last()) {
             self.skip_backward();
         }
@@ -193,7 +198,7 @@ impl InternalIterator for SstIterator {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let Some(g) = self.reader.global_seq else {
+        let Some(g) = self.global_seq else {
             return self.seek_stored(target);
         };
         // Stored keys carry sequence 0; compare as if they carried `g`.
@@ -213,7 +218,7 @@ impl InternalIterator for SstIterator {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let Some(g) = self.reader.global_seq else {
+        let Some(g) = self.global_seq else {
             return self.seek_for_prev_stored(target);
         };
         let Some((uk, trailer)) = types::split_internal(target) else {
@@ -253,7 +258,7 @@ impl InternalIterator for SstIterator {
     }
 
     fn key(&self) -> &[u8] {
-        if self.reader.global_seq.is_some() {
+        if self.global_seq.is_some() {
             return &self.key_buf;
         }
         self.data.as_ref().map_or(&[], |d| d.key())

@@ -10,15 +10,14 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use crate::cache::Cached;
+use crate::cache::MetadataBudget;
 use crate::error::{Error, Result};
 use crate::sst::block::Block;
 use crate::sst::bloom::{key_hash, BloomFilter};
-use crate::sst::budget::MetadataBudget;
-use crate::sst::cache::Cached;
 use crate::sst::format::{decode_block_slice, BlockHandle, Footer, Properties};
 use crate::sst::index::{IndexBlock, IndexEntry};
-use crate::sst::reader::Source;
-use crate::stats::Counters;
+use crate::sst::source::Source;
 use crate::types;
 
 /// Borrowed from the reader (pinned) or shared with the block cache (loaded on demand).
@@ -331,9 +330,40 @@ impl Partitions {
         props: &Properties,
         budget: &MetadataBudget,
     ) -> Result<Opened> {
+        let (top, filters, index_start) = Self::read_top_level(src, footer, props)?;
+        let mut parts = Partitions {
+            top,
+            filters,
+            first_block: vec![0],
+            data_starts: vec![0],
+            pinned: None,
+        };
+        let indexes = parts.read_index_partitions(src, props, index_start, footer.index.offset)?;
+        let top_bytes = parts.top_bytes() as u64;
+        budget.charge(top_bytes);
+        let charged_bytes = match parts.pin_or_cache(src, indexes, budget) {
+            Ok(pinned_bytes) => top_bytes + pinned_bytes,
+            Err(e) => {
+                budget.release(top_bytes);
+                return Err(e);
+            }
+        };
+        Ok(Opened {
+            meta: Meta::Partitioned(parts),
+            charged_bytes,
+        })
+    }
+
+    /// The top-level index and the filter partitions' handles, checked against the
+    /// properties and the file's layout (data | filter partitions | index partitions | top
+    /// level | properties); and where the index partitions start.
+    fn read_top_level(
+        src: &Source,
+        footer: &Footer,
+        props: &Properties,
+    ) -> Result<(IndexBlock, Vec<BlockHandle>, u64)> {
         let top_at = footer.index.offset;
         let bad = |why: &str| Err(src.corruption(top_at, why));
-        // Layout: data | filter partitions | index partitions | top level | properties.
         let Some(index_start) = props.data_bytes.checked_add(props.filter_bytes) else {
             return bad("properties give impossible section sizes");
         };
@@ -358,43 +388,58 @@ impl Partitions {
         if filter_end != index_start {
             return bad("filter partitions do not end where the index partitions start");
         }
+        Ok((top, filters, index_start))
+    }
 
-        // All index partitions in one read: they are needed to learn where each partition's
-        // data blocks start, and pinned if the budget allows.
+    /// All index partitions in one read: they are needed to learn where each partition's
+    /// data blocks start (recorded in `first_block` and `data_starts`), and pinned if the
+    /// budget allows.
+    fn read_index_partitions(
+        &mut self,
+        src: &Source,
+        props: &Properties,
+        index_start: u64,
+        top_at: u64,
+    ) -> Result<Vec<IndexBlock>> {
         let region = src.pread(index_start, top_at - index_start)?;
-        let mut parts = Partitions {
-            top,
-            filters,
-            first_block: vec![0],
-            data_starts: vec![0],
-            pinned: None,
-        };
-        let mut indexes = Vec::with_capacity(parts.top.len());
-        for i in 0..parts.top.len() {
-            let h = parts.top.handle(i)?;
+        let mut indexes = Vec::with_capacity(self.top.len());
+        for i in 0..self.top.len() {
+            let h = self.top.handle(i)?;
             let from = (h.offset - index_start) as usize;
             let raw = region
                 .get(from..from + h.len_with_trailer() as usize)
                 .ok_or_else(|| src.corruption(h.offset, "index partition outside its region"))?;
             let data = decode_block_slice(&src.path, h.offset, raw)?;
             let block = Block::new(data, src.shared_path.clone(), h.offset)?;
-            let start = parts.data_starts[i];
+            let start = self.data_starts[i];
             let (ix, _) = IndexBlock::decode(block, start, props.data_bytes, false)?;
-            parts.check_partition(i, &ix)?;
-            parts.first_block.push(parts.first_block[i] + ix.len());
-            parts.data_starts.push(ix.end_offset());
+            self.check_partition(i, &ix)?;
+            self.first_block.push(self.first_block[i] + ix.len());
+            self.data_starts.push(ix.end_offset());
             indexes.push(ix);
         }
-        if parts.data_starts.last() != Some(&props.data_bytes)
-            || parts.first_block.last().map(|&n| n as u64) != Some(props.num_data_blocks)
+        if self.data_starts.last() != Some(&props.data_bytes)
+            || self.first_block.last().map(|&n| n as u64) != Some(props.num_data_blocks)
         {
-            return bad("index partitions disagree with the properties' data blocks");
+            return Err(src.corruption(
+                top_at,
+                "index partitions disagree with the properties' data blocks",
+            ));
         }
+        Ok(indexes)
+    }
 
-        let top_bytes = parts.top_bytes() as u64;
-        budget.charge(top_bytes);
-        let mut charged_bytes = top_bytes;
-        let filter_len: u64 = parts
+    /// Pins the partitions (joined index, joined filters) if the budget has room for them,
+    /// and returns the bytes charged for them; otherwise puts the index partitions just
+    /// decoded into the block cache, where lookups look for them, instead of reading them
+    /// again on first use, and returns 0.
+    fn pin_or_cache(
+        &mut self,
+        src: &Source,
+        indexes: Vec<IndexBlock>,
+        budget: &MetadataBudget,
+    ) -> Result<u64> {
+        let filter_len: u64 = self
             .filters
             .iter()
             .map(|h| h.size + std::mem::size_of::<BloomFilter>() as u64)
@@ -404,33 +449,29 @@ impl Partitions {
         let index_len: u64 = indexes.iter().map(|ix| ix.resident_bytes() as u64).sum();
         let want = index_len + filter_len;
         if !budget.try_charge(want) {
-            // Not pinned: the partitions just decoded go to the block cache, where lookups
-            // look for them, instead of being read again on first use.
             for (i, ix) in indexes.into_iter().enumerate() {
-                let h = parts.top.handle(i)?;
+                let h = self.top.handle(i)?;
                 src.cache
                     .insert_entry(src.file_number, h.offset, Cached::Index(Arc::new(ix)));
             }
-        } else {
-            let index = IndexBlock::concat(&indexes)?;
-            drop(indexes);
-            if let Err(e) = parts.pin(src, index) {
-                budget.release(charged_bytes + want);
-                return Err(e);
-            }
-            // Joining the filters changes their size a little: charge what is kept.
-            let kept = parts.pinned_bytes() as u64;
-            if kept < want {
-                budget.release(want - kept);
-            } else {
-                budget.charge(kept - want);
-            }
-            charged_bytes += kept;
+            return Ok(0);
         }
-        Ok(Opened {
-            meta: Meta::Partitioned(parts),
-            charged_bytes,
-        })
+        let pinned = IndexBlock::concat(&indexes).and_then(|index| {
+            drop(indexes);
+            self.pin(src, index)
+        });
+        if let Err(e) = pinned {
+            budget.release(want);
+            return Err(e);
+        }
+        // Joining the filters changes their size a little: charge what is kept.
+        let kept = self.pinned_bytes() as u64;
+        if kept < want {
+            budget.release(want - kept);
+        } else {
+            budget.charge(kept - want);
+        }
+        Ok(kept)
     }
 
     /// Decodes every filter partition (one read) and keeps them with the joined index.
@@ -552,14 +593,4 @@ impl Partitions {
             .insert_entry(src.file_number, h.offset, Cached::Filter(f.clone()));
         Ok(f)
     }
-}
-
-/// Counts a partition's cache hit or miss like a data block's.
-pub(crate) fn count_cache(counters: &Counters, hit: bool) {
-    let c = if hit {
-        &counters.block_cache_hits
-    } else {
-        &counters.block_cache_misses
-    };
-    Counters::add(c, 1);
 }

@@ -30,22 +30,19 @@
 //! - Footer ([`format::Footer`]), 64 bytes: index, filter and properties handles as fixed u64
 //!   pairs, format version u32, masked crc32c of the preceding 52 bytes, magic "CELLRSST".
 
-pub mod admission;
 pub mod block;
 pub mod bloom;
-pub mod budget;
 pub mod builder;
-pub mod cache;
 mod compress_skip;
 pub mod format;
 pub(crate) mod head_tree;
 pub mod index;
 mod iterator;
 mod meta;
+mod open_file;
 pub(crate) mod prefetch;
-mod probe;
 pub mod reader;
-pub mod warm;
+mod source;
 
 #[cfg(test)]
 mod partition_tests;
@@ -54,10 +51,9 @@ mod tests;
 
 pub use block::{Block, BlockIter};
 pub use builder::SstBuilder;
-pub use cache::BlockCache;
 pub use index::{IndexBlock, IndexEntry};
-pub use reader::{LookupResult, SstIterator, SstReader};
-pub use warm::WarmUp;
+pub use iterator::SstIterator;
+pub use reader::{LookupResult, SstReader};
 
 use crate::options::{Compression, KeyspaceOptions, Options};
 

@@ -14,6 +14,7 @@ use super::tests::{
     random_entries, straddling_entries, Entries,
 };
 use super::*;
+use crate::cache::BlockCache;
 use crate::iter::InternalIterator;
 use crate::options::Compression;
 use crate::types::{make_internal_key, MAX_SEQ};

@@ -2,30 +2,24 @@
 //! for a partitioned file the top level resident and the partitions pinned or cached: see
 //! `meta.rs`), data blocks on demand through the block cache.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
+use crate::cache::probe::ProbeBackoff;
+use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::sst::block::Block;
 use crate::sst::bloom::key_hash;
-use crate::sst::budget::MetadataBudget;
-use crate::sst::cache::BlockCache;
-use crate::sst::format::{
-    decode_block, decode_block_slice, BlockHandle, Footer, Properties, FOOTER_LEN, MAX_BLOCK_LEN,
-};
+use crate::sst::format::{BlockHandle, Footer, Properties, FOOTER_LEN};
 use crate::sst::index::IndexEntry;
-pub use crate::sst::iterator::SstIterator;
-use crate::sst::meta::{count_cache, Meta, Part};
-use crate::sst::probe::ProbeBackoff;
-use crate::sst::warm::WarmthHandle;
+use crate::sst::iterator::SstIterator;
+use crate::sst::meta::{Meta, Part};
+use crate::sst::open_file::OpenFile;
+use crate::sst::source::{Access, Source};
 use crate::stats::Counters;
 use crate::types::{self, lookup_key, ValueKind};
 use crate::vfs::RandomAccessFile;
-
-/// A coalesced `multi_get` read never spans more than this (unless one block is larger).
-pub const MAX_COALESCED_READ: u64 = 256 << 10;
 
 /// The newest version of a key visible at the requested sequence number.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,149 +28,13 @@ pub enum LookupResult {
     Deleted { seq: u64 },
 }
 
-/// Cheap to clone: every clone and every iterator shares one `Inner`.
+/// Cheap to clone: every clone and every iterator shares one `OpenFile`.
 #[derive(Clone)]
 pub struct SstReader {
-    pub(super) inner: Arc<Inner>,
+    pub(super) inner: Arc<OpenFile>,
     /// For an ingested file: every entry is stored with sequence 0 and read as if written
     /// with this sequence number (one entry per user key, see `db/ingest.rs`).
     pub(super) global_seq: Option<u64>,
-}
-
-/// The file and what reading it needs: every block read goes through here.
-pub(crate) struct Source {
-    file: Arc<dyn RandomAccessFile>,
-    pub path: PathBuf,
-    pub shared_path: Arc<Path>,
-    pub file_number: u64,
-    pub cache: Arc<BlockCache>,
-    counters: Arc<Counters>,
-    /// Start of the footer: every block must end at or before it.
-    pub meta_limit: u64,
-    /// The file's cold-start warm-up state, when the cache has a warm-up (`warm.rs`).
-    warmth: Option<WarmthHandle>,
-    /// When point reads ask the page cache first (`probe.rs`).
-    probe: ProbeBackoff,
-}
-
-pub(super) struct Inner {
-    pub(super) src: Source,
-    footer: Footer,
-    pub(super) meta: Meta,
-    props: Properties,
-    budget: Arc<MetadataBudget>,
-    /// What this reader charged to `budget`; given back on drop.
-    charged_bytes: u64,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.budget.release(self.charged_bytes);
-    }
-}
-
-/// What follows a read: reads elsewhere in the file (lookups, metadata), or the next bytes
-/// (iterators, checksum verification). The Vfs reads ahead only for `Scan`
-/// (`RandomAccessFile::read_exact_at_scan`): ahead of a lookup it only delays the next one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Access {
-    Point,
-    Scan,
-}
-
-impl Source {
-    /// One point pread of `len` bytes at `offset`, counted as a device read.
-    pub fn pread(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
-        self.pread_as(offset, len, Access::Point)
-    }
-
-    fn pread_as(&self, offset: u64, len: u64, access: Access) -> Result<Vec<u8>> {
-        let mut buf = vec![0u8; len as usize];
-        let cached = match (access, &self.warmth) {
-            // Point reads of a file that may still be warmed are timed: their wait is the
-            // rent that decides when reading the file whole pays. The page cache probe is
-            // timed with the read: when it misses it has already sent the read to the
-            // device, and the wait after it is only part of the read's.
-            (Access::Point, Some(w)) if w.0.reads_disk() => {
-                let _in_flight = w.0.point_read();
-                let started = Instant::now();
-                let cached = self.read_point(&mut buf, offset)?;
-                w.0.pay(started.elapsed());
-                cached
-            }
-            (Access::Point, _) => self.read_point(&mut buf, offset)?,
-            (Access::Scan, _) => {
-                self.file.read_exact_at_scan(&mut buf, offset)?;
-                false
-            }
-        };
-        Counters::add(&self.counters.device_reads, 1);
-        Counters::add(&self.counters.device_read_bytes, len);
-        if cached {
-            Counters::add(&self.counters.page_cache_reads, 1);
-        }
-        Ok(buf)
-    }
-
-    /// A point read that first asks for the bytes only if the page cache holds them, and
-    /// says whether it did: such a read is counted as one that did not reach the disk
-    /// (`multi_get` spreads a batch over threads only when reads do). After misses the
-    /// probe is skipped for a while (`probe.rs`).
-    fn read_point(&self, buf: &mut [u8], offset: u64) -> Result<bool> {
-        if self.probe.should_probe() {
-            let cached = self.file.read_cached_at(buf, offset)?;
-            self.probe.probed(cached);
-            if cached {
-                return Ok(true);
-            }
-        }
-        self.file.read_exact_at(buf, offset)?;
-        Ok(false)
-    }
-
-    pub fn corruption(&self, offset: u64, why: &str) -> Error {
-        Error::corruption(&self.path, offset, why.to_string())
-    }
-
-    fn check_handle(&self, h: BlockHandle) -> Result<()> {
-        if h.size > MAX_BLOCK_LEN || h.end() > self.meta_limit {
-            return Err(Error::corruption(
-                &self.path,
-                h.offset,
-                format!(
-                    "block handle (offset {}, size {}) outside the file",
-                    h.offset, h.size
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Reads, checks and decompresses one block (no cache), as a point read.
-    pub fn read(&self, h: BlockHandle) -> Result<Vec<u8>> {
-        self.read_as(h, Access::Point)
-    }
-
-    fn read_as(&self, h: BlockHandle, access: Access) -> Result<Vec<u8>> {
-        self.check_handle(h)?;
-        let raw = self.pread_as(h.offset, h.len_with_trailer(), access)?;
-        decode_block(&self.path, h.offset, raw)
-    }
-
-    pub fn read_block(&self, h: BlockHandle) -> Result<Block> {
-        self.read_block_as(h, Access::Point)
-    }
-
-    pub(super) fn read_block_as(&self, h: BlockHandle, access: Access) -> Result<Block> {
-        Block::new(self.read_as(h, access)?, self.shared_path.clone(), h.offset)
-    }
-
-    /// A block cache lookup, counted as a hit or a miss.
-    pub fn cache_lookup<T>(&self, get: impl FnOnce(&BlockCache) -> Option<T>) -> Option<T> {
-        let hit = get(&self.cache);
-        count_cache(&self.counters, hit.is_some());
-        hit
-    }
 }
 
 impl SstReader {
@@ -218,7 +76,7 @@ impl SstReader {
         let opened = Meta::open(&src, &footer, &props, &budget)?;
         Ok(SstReader {
             global_seq: None,
-            inner: Arc::new(Inner {
+            inner: Arc::new(OpenFile {
                 src,
                 footer,
                 meta: opened.meta,
@@ -400,6 +258,9 @@ impl SstReader {
 
     /// Looks up every `keys[i]` (ascending user keys) whose `results[i]` is `None`, reading
     /// each needed block once and runs of adjacent uncached blocks with one pread.
+    // Long by design: one batch's pipeline (route keys to partitions, bloom, index search,
+    // block reads, block search), each step prefetching for the next over all keys so their
+    // cache misses overlap (`prefetch.rs`); the steps share five per-key vectors.
     pub fn multi_get(
         &self,
         keys: &[&[u8]],
@@ -508,87 +369,7 @@ impl SstReader {
 
     /// `fill_cache: false` for scans (compaction) that should not evict the hot set.
     pub fn iter_with(&self, fill_cache: bool) -> SstIterator {
-        SstIterator::new(self.clone(), fill_cache)
-    }
-}
-
-impl Inner {
-    /// A lookup that passed the filter but found nothing was a false positive (approximate:
-    /// a key present only with newer sequence numbers is counted too).
-    fn note_miss(&self, missed: bool) {
-        if missed && self.meta.has_filter() {
-            Counters::add(&self.src.counters.bloom_false_positives, 1);
-        }
-    }
-
-    /// Looks a data block up in the cache, counting the hit or miss.
-    fn cached_block(&self, h: BlockHandle) -> Option<Arc<Block>> {
-        self.src
-            .cache_lookup(|c| c.get(self.src.file_number, h.offset))
-    }
-
-    fn data_block(&self, h: BlockHandle, fill_cache: bool, access: Access) -> Result<Arc<Block>> {
-        if let Some(b) = self.cached_block(h) {
-            return Ok(b);
-        }
-        let block = Arc::new(self.src.read_block_as(h, access)?);
-        if fill_cache {
-            let cache = &self.src.cache;
-            match access {
-                Access::Point => {
-                    cache.insert_point_read(self.src.file_number, h.offset, block.clone())
-                }
-                Access::Scan => cache.insert(self.src.file_number, h.offset, block.clone()),
-            }
-        }
-        Ok(block)
-    }
-
-    /// Data block `ord` (file-wide ordinal), read ahead of a scan.
-    pub(super) fn block_at(&self, ord: usize, fill_cache: bool) -> Result<Arc<Block>> {
-        self.data_block(self.meta.handle(&self.src, ord)?, fill_cache, Access::Scan)
-    }
-
-    /// Reads the missing `blocks` (ordinals and handles `ords`), one pread per run of blocks
-    /// that are adjacent in the file.
-    fn fill_runs(
-        &self,
-        ords: &[(usize, BlockHandle)],
-        blocks: &mut [Option<Arc<Block>>],
-    ) -> Result<()> {
-        let mut j = 0;
-        while j < ords.len() {
-            if blocks[j].is_some() {
-                j += 1;
-                continue;
-            }
-            let start = ords[j].1.offset;
-            let mut k = j + 1;
-            while k < ords.len() && blocks[k].is_none() && ords[k].0 == ords[k - 1].0 + 1 {
-                let h = ords[k].1;
-                if h.offset != ords[k - 1].1.end() || h.end() - start > MAX_COALESCED_READ {
-                    break;
-                }
-                k += 1;
-            }
-            for (_, h) in &ords[j..k] {
-                self.src.check_handle(*h)?;
-            }
-            let end = ords[k - 1].1.end();
-            let buf = self.src.pread(start, end - start)?;
-            for (slot, (_, h)) in blocks[j..k].iter_mut().zip(&ords[j..k]) {
-                let from = (h.offset - start) as usize;
-                let raw = &buf[from..from + h.len_with_trailer() as usize];
-                let data = decode_block_slice(&self.src.path, h.offset, raw)?;
-                let block = Arc::new(Block::new(data, self.src.shared_path.clone(), h.offset)?);
-                self.src
-                    .cache
-                    .insert_point_read(self.src.file_number, h.offset, block.clone());
-                *slot = Some(block);
-            }
-            j = k;
-        }
-        Ok(())
+        SstIterator::new(Arc::clone(&self.inner), self.global_seq, fill_cache)
     }
 }
 

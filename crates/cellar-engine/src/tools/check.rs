@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::batch::decode_batch;
+use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::log::{read_log, LogContents, LogKind, TailPolicy};
 use crate::manifest::{
     manifest_file_name, parse_file_name, read_current, sst_file_name, wal_file_name, FileKind,
     FileMeta, CURRENT_FILE,
 };
-use crate::sst::{BlockCache, SstReader};
+use crate::sst::SstReader;
 use crate::stats::Counters;
 use crate::tools::manifest::{read_manifest_records, replay};
 use crate::version::LsmMeta;

@@ -219,6 +219,8 @@ impl<'a> Parser<'a> {
         }
     }
 
+    // Long by design: one branch per WHERE form (ROW op, ROW range, TIMESTAMP op, TIMESTAMP
+    // range), each mirroring its line of the grammar in docs/hql.md.
     fn condition(&mut self) -> Result<Condition> {
         let tok = self.next()?;
         if tok.is_keyword("ROW") {

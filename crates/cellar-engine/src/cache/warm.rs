@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::sst::budget::MetadataBudget;
+use crate::cache::MetadataBudget;
 use crate::stats::Counters;
 use crate::vfs::RandomAccessFile;
 

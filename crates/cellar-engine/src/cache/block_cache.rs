@@ -10,12 +10,12 @@ use std::sync::Arc;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
-use crate::sst::admission::Doorkeeper;
+use crate::cache::admission::Doorkeeper;
+use crate::cache::warm::WarmUp;
+use crate::cache::MetadataBudget;
 use crate::sst::block::Block;
 use crate::sst::bloom::BloomFilter;
-use crate::sst::budget::MetadataBudget;
 use crate::sst::index::IndexBlock;
-use crate::sst::warm::WarmUp;
 
 type Key = (u64, u64);
 

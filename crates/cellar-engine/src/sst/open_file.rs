@@ -1,0 +1,118 @@
+//! An open SST as every clone of its reader and every iterator over it shares it: the
+//! [`Source`] blocks are read through, the footer, properties and index/filter metadata,
+//! and the data block reads that go through the block cache.
+
+use std::sync::Arc;
+
+use crate::cache::MetadataBudget;
+use crate::error::Result;
+use crate::sst::block::Block;
+use crate::sst::format::{decode_block_slice, BlockHandle, Footer, Properties};
+use crate::sst::meta::Meta;
+use crate::sst::source::{Access, Source};
+use crate::stats::Counters;
+
+/// A coalesced `multi_get` read never spans more than this (unless one block is larger).
+pub const MAX_COALESCED_READ: u64 = 256 << 10;
+
+/// What a reader opened: shared by its clones and iterators through an `Arc`.
+pub(crate) struct OpenFile {
+    pub(super) src: Source,
+    pub(super) footer: Footer,
+    pub(super) meta: Meta,
+    pub(super) props: Properties,
+    pub(super) budget: Arc<MetadataBudget>,
+    /// What this reader charged to `budget`; given back on drop.
+    pub(super) charged_bytes: u64,
+}
+
+impl Drop for OpenFile {
+    fn drop(&mut self) {
+        self.budget.release(self.charged_bytes);
+    }
+}
+
+impl OpenFile {
+    /// A lookup that passed the filter but found nothing was a false positive (approximate:
+    /// a key present only with newer sequence numbers is counted too).
+    pub(super) fn note_miss(&self, missed: bool) {
+        if missed && self.meta.has_filter() {
+            Counters::add(&self.src.counters.bloom_false_positives, 1);
+        }
+    }
+
+    /// Looks a data block up in the cache, counting the hit or miss.
+    pub(super) fn cached_block(&self, h: BlockHandle) -> Option<Arc<Block>> {
+        self.src
+            .cache_lookup(|c| c.get(self.src.file_number, h.offset))
+    }
+
+    pub(super) fn data_block(
+        &self,
+        h: BlockHandle,
+        fill_cache: bool,
+        access: Access,
+    ) -> Result<Arc<Block>> {
+        if let Some(b) = self.cached_block(h) {
+            return Ok(b);
+        }
+        let block = Arc::new(self.src.read_block_as(h, access)?);
+        if fill_cache {
+            let cache = &self.src.cache;
+            match access {
+                Access::Point => {
+                    cache.insert_point_read(self.src.file_number, h.offset, block.clone())
+                }
+                Access::Scan => cache.insert(self.src.file_number, h.offset, block.clone()),
+            }
+        }
+        Ok(block)
+    }
+
+    /// Data block `ord` (file-wide ordinal), read ahead of a scan.
+    pub(super) fn block_at(&self, ord: usize, fill_cache: bool) -> Result<Arc<Block>> {
+        self.data_block(self.meta.handle(&self.src, ord)?, fill_cache, Access::Scan)
+    }
+
+    /// Reads the missing `blocks` (ordinals and handles `ords`), one pread per run of blocks
+    /// that are adjacent in the file.
+    pub(super) fn fill_runs(
+        &self,
+        ords: &[(usize, BlockHandle)],
+        blocks: &mut [Option<Arc<Block>>],
+    ) -> Result<()> {
+        let mut j = 0;
+        while j < ords.len() {
+            if blocks[j].is_some() {
+                j += 1;
+                continue;
+            }
+            let start = ords[j].1.offset;
+            let mut k = j + 1;
+            while k < ords.len() && blocks[k].is_none() && ords[k].0 == ords[k - 1].0 + 1 {
+                let h = ords[k].1;
+                if h.offset != ords[k - 1].1.end() || h.end() - start > MAX_COALESCED_READ {
+                    break;
+                }
+                k += 1;
+            }
+            for (_, h) in &ords[j..k] {
+                self.src.check_handle(*h)?;
+            }
+            let end = ords[k - 1].1.end();
+            let buf = self.src.pread(start, end - start)?;
+            for (slot, (_, h)) in blocks[j..k].iter_mut().zip(&ords[j..k]) {
+                let from = (h.offset - start) as usize;
+                let raw = &buf[from..from + h.len_with_trailer() as usize];
+                let data = decode_block_slice(&self.src.path, h.offset, raw)?;
+                let block = Arc::new(Block::new(data, self.src.shared_path.clone(), h.offset)?);
+                self.src
+                    .cache
+                    .insert_point_read(self.src.file_number, h.offset, block.clone());
+                *slot = Some(block);
+            }
+            j = k;
+        }
+        Ok(())
+    }
+}
