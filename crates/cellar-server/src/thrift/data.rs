@@ -11,7 +11,7 @@ use cellar_table::{Cell, ColumnSelector, RowSelection, ScanSpec, Table, TimeRang
 use super::handler::{nanos_to_ts, open_table, table_error, ts_to_nanos, CallContext};
 use super::idl::{BatchMutation, Fields, Mutation, Success, TCell, TRowResult, TScan, ThriftError};
 use super::scanners::OpenScanner;
-use crate::filter::Filter;
+use crate::filter::{Filter, FilterError};
 use crate::rows::{Row, RowScanner};
 use crate::state::ServerState;
 
@@ -512,7 +512,10 @@ fn open_scan(
         Some(f) if !f.is_empty() => {
             let text = String::from_utf8_lossy(f);
             Some(Filter::parse(&text).map_err(|e| {
-                ThriftError::Io(format!("filter {text:?} cannot be used: {e}"))
+                ThriftError::Io(match e {
+                    FilterError::Unsupported(_) => e.to_string(),
+                    e => format!("filter string {text:?}: {e}"),
+                })
             })?)
         }
         _ => None,
