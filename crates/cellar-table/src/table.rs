@@ -12,7 +12,9 @@ use std::sync::Arc;
 use cellar_engine::types::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use cellar_engine::{Db, Durability, Keyspace, WriteBatch, WriteOptions};
 
-use crate::cell_key::{column_range, column_range_up_to, encode_cell_key, encoded_cell_key_len, row_range};
+use crate::cell_key::{
+    column_range, column_range_up_to, encode_cell_key, encoded_cell_key_len, row_range,
+};
 use crate::error::{Result, TableError};
 use crate::scan::{ScanSpec, Scanner};
 use crate::schema::{FamilyOptions, FamilySchema, TableSchema};

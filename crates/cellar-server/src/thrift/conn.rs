@@ -214,12 +214,20 @@ impl Conn {
             tracing::debug!(peer = %self.peer, method = %name, "unknown thrift method");
             self.state
                 .finish_request(Protocol::Thrift, "unknown", Duration::ZERO, false);
-            let text = format!("Invalid method name: '{name}' (the Cellar gateway does not implement it)");
-            return (!oneway).then(|| app_exception(proto, &name, seqid, idl::UNKNOWN_METHOD, &text));
+            let text =
+                format!("Invalid method name: '{name}' (the Cellar gateway does not implement it)");
+            return (!oneway)
+                .then(|| app_exception(proto, &name, seqid, idl::UNKNOWN_METHOD, &text));
         };
         if kind != protocol::CALL && !oneway {
             let text = format!("message type {kind} is not a call");
-            return Some(app_exception(proto, &name, seqid, idl::PROTOCOL_ERROR, &text));
+            return Some(app_exception(
+                proto,
+                &name,
+                seqid,
+                idl::PROTOCOL_ERROR,
+                &text,
+            ));
         }
         let ctx = self.ctx.clone();
         let result = self

@@ -47,7 +47,9 @@ fn selectors(columns: &[&[u8]]) -> Result<Vec<ColumnSelector>, ThriftError> {
         .map(|c| {
             Ok(match parse_column(c)? {
                 Column::Family(family) => ColumnSelector::Family(family),
-                Column::Qualified(family, qualifier) => ColumnSelector::Column { family, qualifier },
+                Column::Qualified(family, qualifier) => {
+                    ColumnSelector::Column { family, qualifier }
+                }
             })
         })
         .collect()
@@ -67,7 +69,9 @@ fn time_range(ts: Option<i64>) -> Result<TimeRange, ThriftError> {
 /// (family, qualifier), keyed "family:qualifier".
 pub fn row_result(row: Row, sorted: bool) -> TRowResult {
     let mut cells = row.cells;
-    cells.sort_by(|a, b| (a.family.as_bytes(), &a.qualifier).cmp(&(b.family.as_bytes(), &b.qualifier)));
+    cells.sort_by(|a, b| {
+        (a.family.as_bytes(), &a.qualifier).cmp(&(b.family.as_bytes(), &b.qualifier))
+    });
     cells.dedup_by(|b, a| a.family == b.family && a.qualifier == b.qualifier);
     TRowResult {
         row: row.key,
@@ -92,14 +96,32 @@ fn column_entry(c: Cell) -> (Vec<u8>, TCell) {
 pub fn read(st: &ServerState, method: &str, a: Fields<'_>) -> Result<Success, ThriftError> {
     let table = open_table(st, a.req_str(1, "tableName")?)?;
     match method {
-        "get" => get_versions(&table, a.req_binary(2, "row")?, a.req_binary(3, "column")?, 1, None),
+        "get" => get_versions(
+            &table,
+            a.req_binary(2, "row")?,
+            a.req_binary(3, "column")?,
+            1,
+            None,
+        ),
         "getVer" => {
             let n = a.req_i32(4, "numVersions")?;
-            get_versions(&table, a.req_binary(2, "row")?, a.req_binary(3, "column")?, n, None)
+            get_versions(
+                &table,
+                a.req_binary(2, "row")?,
+                a.req_binary(3, "column")?,
+                n,
+                None,
+            )
         }
         "getVerTs" => {
             let (ts, n) = (a.req_i64(4, "timestamp")?, a.req_i32(5, "numVersions")?);
-            get_versions(&table, a.req_binary(2, "row")?, a.req_binary(3, "column")?, n, Some(ts))
+            get_versions(
+                &table,
+                a.req_binary(2, "row")?,
+                a.req_binary(3, "column")?,
+                n,
+                Some(ts),
+            )
         }
         _ => {
             let many = method.starts_with("getRows");
@@ -109,7 +131,11 @@ pub fn read(st: &ServerState, method: &str, a: Fields<'_>) -> Result<Success, Th
                 vec![a.req_binary(2, "row")?]
             };
             let with_columns = method.contains("WithColumns");
-            let columns = if with_columns { a.binary_list(3) } else { Vec::new() };
+            let columns = if with_columns {
+                a.binary_list(3)
+            } else {
+                Vec::new()
+            };
             let ts = match (method.ends_with("Ts"), with_columns) {
                 (false, _) => None,
                 (true, true) => Some(a.req_i64(4, "timestamp")?),
@@ -201,10 +227,27 @@ fn get_versions(
 
 /// One write, checked, in the order it is applied.
 enum Op {
-    Put { row: Vec<u8>, family: String, qualifier: Vec<u8>, value: Vec<u8> },
-    DeleteFamily { row: Vec<u8>, family: String },
-    DeleteColumn { row: Vec<u8>, family: String, qualifier: Vec<u8> },
-    DeleteColumnUpTo { row: Vec<u8>, family: String, qualifier: Vec<u8>, max_ts: u64 },
+    Put {
+        row: Vec<u8>,
+        family: String,
+        qualifier: Vec<u8>,
+        value: Vec<u8>,
+    },
+    DeleteFamily {
+        row: Vec<u8>,
+        family: String,
+    },
+    DeleteColumn {
+        row: Vec<u8>,
+        family: String,
+        qualifier: Vec<u8>,
+    },
+    DeleteColumnUpTo {
+        row: Vec<u8>,
+        family: String,
+        qualifier: Vec<u8>,
+        max_ts: u64,
+    },
 }
 
 /// `mutateRow(s)(Ts)` and `deleteAll(Row)(Ts)`.
@@ -213,31 +256,73 @@ pub fn mutate(st: &ServerState, method: &str, a: Fields<'_>) -> Result<Success, 
     let row_arg = || a.req_binary(2, "row").map(<[u8]>::to_vec);
     let (batches, ts) = match method {
         "mutateRows" | "mutateRowsTs" => {
-            let ts = if method == "mutateRowsTs" { Some(a.req_i64(3, "timestamp")?) } else { None };
-            (a.struct_list(2).into_iter().map(BatchMutation::decode).collect(), ts)
+            let ts = if method == "mutateRowsTs" {
+                Some(a.req_i64(3, "timestamp")?)
+            } else {
+                None
+            };
+            (
+                a.struct_list(2)
+                    .into_iter()
+                    .map(BatchMutation::decode)
+                    .collect(),
+                ts,
+            )
         }
         "mutateRow" | "mutateRowTs" => {
-            let ts = if method == "mutateRowTs" { Some(a.req_i64(4, "timestamp")?) } else { None };
+            let ts = if method == "mutateRowTs" {
+                Some(a.req_i64(4, "timestamp")?)
+            } else {
+                None
+            };
             let mutations = a.struct_list(3).into_iter().map(Mutation::decode).collect();
-            (vec![BatchMutation { row: row_arg()?, mutations }], ts)
+            (
+                vec![BatchMutation {
+                    row: row_arg()?,
+                    mutations,
+                }],
+                ts,
+            )
         }
         "deleteAll" | "deleteAllTs" => {
-            let ts = if method == "deleteAllTs" { Some(a.req_i64(4, "timestamp")?) } else { None };
+            let ts = if method == "deleteAllTs" {
+                Some(a.req_i64(4, "timestamp")?)
+            } else {
+                None
+            };
             let m = delete_of(a.req_binary(3, "column")?.to_vec());
-            (vec![BatchMutation { row: row_arg()?, mutations: vec![m] }], ts)
+            (
+                vec![BatchMutation {
+                    row: row_arg()?,
+                    mutations: vec![m],
+                }],
+                ts,
+            )
         }
         "deleteAllRow" | "deleteAllRowTs" => {
-            let ts = if method == "deleteAllRowTs" { Some(a.req_i64(3, "timestamp")?) } else { None };
+            let ts = if method == "deleteAllRowTs" {
+                Some(a.req_i64(3, "timestamp")?)
+            } else {
+                None
+            };
             let mutations = table
                 .schema()
                 .families
                 .iter()
                 .map(|f| delete_of(f.name.clone().into_bytes()))
                 .collect();
-            (vec![BatchMutation { row: row_arg()?, mutations }], ts)
+            (
+                vec![BatchMutation {
+                    row: row_arg()?,
+                    mutations,
+                }],
+                ts,
+            )
         }
         other => {
-            return Err(ThriftError::Io(format!("internal error: {other} is not a mutation")))
+            return Err(ThriftError::Io(format!(
+                "internal error: {other} is not a mutation"
+            )))
         }
     };
     mutate_rows(st, &table, batches, ts)
@@ -310,16 +395,26 @@ fn mutate_rows(
     });
     for op in puts.into_iter().chain(resolved) {
         let done = match op {
-            Op::Put { row, family, qualifier, value } => {
-                writer.put(&row, &family, &qualifier, put_ts, &value).map(|_| ())
-            }
+            Op::Put {
+                row,
+                family,
+                qualifier,
+                value,
+            } => writer
+                .put(&row, &family, &qualifier, put_ts, &value)
+                .map(|_| ()),
             Op::DeleteFamily { row, family } => writer.delete_family(&row, &family),
-            Op::DeleteColumn { row, family, qualifier } => {
-                writer.delete_column(&row, &family, &qualifier)
-            }
-            Op::DeleteColumnUpTo { row, family, qualifier, max_ts } => {
-                writer.delete_column_up_to(&row, &family, &qualifier, max_ts)
-            }
+            Op::DeleteColumn {
+                row,
+                family,
+                qualifier,
+            } => writer.delete_column(&row, &family, &qualifier),
+            Op::DeleteColumnUpTo {
+                row,
+                family,
+                qualifier,
+                max_ts,
+            } => writer.delete_column_up_to(&row, &family, &qualifier, max_ts),
         };
         done.map_err(table_error)?;
     }
@@ -348,10 +443,17 @@ fn check_mutation(
             table
                 .check_put(&row, &family, &qualifier, put_ts, &m.value)
                 .map_err(table_error)?;
-            Op::Put { row, family, qualifier, value: m.value }
+            Op::Put {
+                row,
+                family,
+                qualifier,
+                value: m.value,
+            }
         }
         (true, Column::Family(family)) => {
-            table.check_delete(&row, Some(&family), b"").map_err(table_error)?;
+            table
+                .check_delete(&row, Some(&family), b"")
+                .map_err(table_error)?;
             Op::DeleteFamily { row, family }
         }
         (true, Column::Qualified(family, qualifier)) => {
@@ -359,8 +461,17 @@ fn check_mutation(
                 .check_delete(&row, Some(&family), &qualifier)
                 .map_err(table_error)?;
             match delete_up_to {
-                Some(max_ts) => Op::DeleteColumnUpTo { row, family, qualifier, max_ts },
-                None => Op::DeleteColumn { row, family, qualifier },
+                Some(max_ts) => Op::DeleteColumnUpTo {
+                    row,
+                    family,
+                    qualifier,
+                    max_ts,
+                },
+                None => Op::DeleteColumn {
+                    row,
+                    family,
+                    qualifier,
+                },
             }
         }
     };
@@ -416,7 +527,12 @@ pub fn atomic_increment(st: &ServerState, a: Fields<'_>) -> Result<Success, Thri
         max_versions: Some(1),
         ..ScanSpec::default()
     };
-    let current = table.scan(spec).map_err(table_error)?.next().transpose().map_err(table_error)?;
+    let current = table
+        .scan(spec)
+        .map_err(table_error)?
+        .next()
+        .transpose()
+        .map_err(table_error)?;
     let old = match &current {
         None => 0,
         Some(c) => {
@@ -434,7 +550,14 @@ pub fn atomic_increment(st: &ServerState, a: Fields<'_>) -> Result<Success, Thri
     let new = old.wrapping_add(amount);
     if current.is_none() || amount != 0 {
         table
-            .put(row, &family, &qualifier, None, &new.to_be_bytes(), st.default_durability())
+            .put(
+                row,
+                &family,
+                &qualifier,
+                None,
+                &new.to_be_bytes(),
+                st.default_durability(),
+            )
             .map_err(table_error)?;
     }
     Ok(Success::I64(new))
@@ -463,7 +586,11 @@ pub fn scanner_open(
             TScan {
                 start_row: owned(a.binary(2)),
                 stop_row: if with_stop { owned(a.binary(3)) } else { None },
-                columns: a.binary_list(cols).into_iter().map(<[u8]>::to_vec).collect(),
+                columns: a
+                    .binary_list(cols)
+                    .into_iter()
+                    .map(<[u8]>::to_vec)
+                    .collect(),
                 timestamp: if method.ends_with("Ts") {
                     Some(a.req_i64(cols + 1, "timestamp")?)
                 } else {

@@ -102,14 +102,17 @@ pub fn call(
     use super::data;
     match method {
         "getTableNames" => Ok(Success::Names(
-            st.store.list_tables().into_iter().map(String::into_bytes).collect(),
+            st.store
+                .list_tables()
+                .into_iter()
+                .map(String::into_bytes)
+                .collect(),
         )),
         "createTable" => create_table(st, a.req_str(1, "tableName")?, a),
         "deleteTable" => delete_table(st, a.req_str(1, "tableName")?),
         "enableTable" | "disableTable" => {
             let name = a.req_str(1, "tableName")?;
-            st.set_enabled(name, method == "enableTable")
-                .map_err(io)?;
+            st.set_enabled(name, method == "enableTable").map_err(io)?;
             Ok(Success::Void)
         }
         "isTableEnabled" => Ok(Success::Bool(
@@ -118,15 +121,16 @@ pub fn call(
         "compact" | "majorCompact" => compact(st, a.req_str(1, "tableNameOrRegionName")?),
         "getColumnDescriptors" => column_descriptors(st, a.req_str(1, "tableName")?),
         "getTableRegions" => regions(ctx, st, a.req_str(1, "tableName")?),
-        "scannerOpenWithScan" | "scannerOpen" | "scannerOpenWithStop" | "scannerOpenWithPrefix"
-        | "scannerOpenTs" | "scannerOpenWithStopTs" => data::scanner_open(ctx, st, method, a),
+        "scannerOpenWithScan"
+        | "scannerOpen"
+        | "scannerOpenWithStop"
+        | "scannerOpenWithPrefix"
+        | "scannerOpenTs"
+        | "scannerOpenWithStopTs" => data::scanner_open(ctx, st, method, a),
         "scannerGet" => data::scanner_get(ctx, st, a.req_i32(1, "id")?, 1),
-        "scannerGetList" => data::scanner_get(
-            ctx,
-            st,
-            a.req_i32(1, "id")?,
-            a.req_i32(2, "nbRows")?,
-        ),
+        "scannerGetList" => {
+            data::scanner_get(ctx, st, a.req_i32(1, "id")?, a.req_i32(2, "nbRows")?)
+        }
         "scannerClose" => {
             ctx.scanners
                 .close(a.req_i32(1, "id")?, &st.metrics)

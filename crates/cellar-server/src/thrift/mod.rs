@@ -113,7 +113,8 @@ async fn sweep_scanners(
     state: Arc<ServerState>,
     shutdown: CancellationToken,
 ) {
-    let every = (scanners.idle_timeout() / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    let every =
+        (scanners.idle_timeout() / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -121,7 +122,10 @@ async fn sweep_scanners(
         }
         let n = scanners.sweep(&state.metrics);
         if n > 0 {
-            tracing::info!(expired = n, "thrift: closed scanners idle past --scanner-idle-timeout");
+            tracing::info!(
+                expired = n,
+                "thrift: closed scanners idle past --scanner-idle-timeout"
+            );
         }
     }
 }

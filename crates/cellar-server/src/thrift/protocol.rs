@@ -724,9 +724,11 @@ impl Writer {
                 }
             }
             Value::Map(items) => {
-                let (k, v) = items.first().map_or((TType::Binary, TType::Binary), |(k, v)| {
-                    (value_type(k), value_type(v))
-                });
+                let (k, v) = items
+                    .first()
+                    .map_or((TType::Binary, TType::Binary), |(k, v)| {
+                        (value_type(k), value_type(v))
+                    });
                 self.map_begin(k, v, items.len());
                 for (k, v) in items {
                     self.value(k);
@@ -769,7 +771,13 @@ pub fn value_type(v: &Value) -> TType {
 }
 
 /// Encodes a whole message (header + struct of `body`).
-pub fn encode_message(proto: Proto, name: &str, kind: u8, seqid: i32, body: &[(i16, Value)]) -> Vec<u8> {
+pub fn encode_message(
+    proto: Proto,
+    name: &str,
+    kind: u8,
+    seqid: i32,
+    body: &[(i16, Value)],
+) -> Vec<u8> {
     let mut w = Writer::new(proto);
     w.message_begin(name, kind, seqid);
     w.struct_fields(body);
@@ -790,7 +798,10 @@ mod tests {
             (6, Value::I64(i64::MAX)),
             (7, Value::Double(1.5)),
             (8, Value::Binary(b"bytes\x00\xff".to_vec())),
-            (20, Value::Struct(vec![(1, Value::I32(1)), (40, Value::Bool(true))])),
+            (
+                20,
+                Value::Struct(vec![(1, Value::I32(1)), (40, Value::Bool(true))]),
+            ),
             (-3, Value::List((0..20).map(Value::I64).collect())),
             (21, Value::List(vec![Value::Bool(true), Value::Bool(false)])),
             (
@@ -842,7 +853,10 @@ mod tests {
         w.field(TType::List, 1);
         w.list_begin(TType::I32, i32::MAX as usize);
         let bytes = w.into_bytes();
-        assert_eq!(decode_message(&bytes, Proto::Binary), Err(DecodeError::Incomplete));
+        assert_eq!(
+            decode_message(&bytes, Proto::Binary),
+            Err(DecodeError::Incomplete)
+        );
         // 100 nested lists.
         let mut w = Writer::new(Proto::Compact);
         w.message_begin("m", CALL, 0);
@@ -851,6 +865,9 @@ mod tests {
             w.list_begin(TType::List, 1);
         }
         let bytes = w.into_bytes();
-        assert_eq!(decode_message(&bytes, Proto::Compact), Err(DecodeError::TooDeep));
+        assert_eq!(
+            decode_message(&bytes, Proto::Compact),
+            Err(DecodeError::TooDeep)
+        );
     }
 }

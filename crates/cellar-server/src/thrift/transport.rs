@@ -78,9 +78,17 @@ pub fn detect(b: &[u8]) -> Detected {
 }
 
 fn looks_like_http(b: &[u8]) -> bool {
-    [&b"GET "[..], b"POST", b"PUT ", b"HEAD", b"PRI ", b"DELE", b"OPTI"]
-        .iter()
-        .any(|m| m.starts_with(b) || b.starts_with(m))
+    [
+        &b"GET "[..],
+        b"POST",
+        b"PUT ",
+        b"HEAD",
+        b"PRI ",
+        b"DELE",
+        b"OPTI",
+    ]
+    .iter()
+    .any(|m| m.starts_with(b) || b.starts_with(m))
         && b.len() >= 3
 }
 
@@ -115,15 +123,32 @@ mod tests {
     #[test]
     fn detects_the_four_combinations_and_refuses_garbage() {
         let w = |framing, proto| Detected::Wire(Wire { framing, proto });
-        assert_eq!(detect(&[0x80, 0x01, 0, 1]), w(Framing::Buffered, Proto::Binary));
+        assert_eq!(
+            detect(&[0x80, 0x01, 0, 1]),
+            w(Framing::Buffered, Proto::Binary)
+        );
         assert_eq!(detect(&[0x82, 0x21]), w(Framing::Buffered, Proto::Compact));
-        assert_eq!(detect(&[0, 0, 0, 20, 0x80, 0x01]), w(Framing::Framed, Proto::Binary));
-        assert_eq!(detect(&[0, 0, 0, 20, 0x82, 0x21]), w(Framing::Framed, Proto::Compact));
-        assert_eq!(detect(b"\0\0\0\x06getVer"), w(Framing::Buffered, Proto::Binary));
+        assert_eq!(
+            detect(&[0, 0, 0, 20, 0x80, 0x01]),
+            w(Framing::Framed, Proto::Binary)
+        );
+        assert_eq!(
+            detect(&[0, 0, 0, 20, 0x82, 0x21]),
+            w(Framing::Framed, Proto::Compact)
+        );
+        assert_eq!(
+            detect(b"\0\0\0\x06getVer"),
+            w(Framing::Buffered, Proto::Binary)
+        );
         assert_eq!(detect(&[0, 0, 0]), Detected::NeedMore);
-        assert!(matches!(detect(b"GET / HTTP/1.1\r\n"), Detected::Garbage(m) if m.contains("HTTP")));
+        assert!(
+            matches!(detect(b"GET / HTTP/1.1\r\n"), Detected::Garbage(m) if m.contains("HTTP"))
+        );
         assert!(matches!(detect(b"GET"), Detected::Garbage(_)));
-        assert!(matches!(detect(&[0x16, 3, 1, 2, 0, 1, 0]), Detected::Garbage(_)));
+        assert!(matches!(
+            detect(&[0x16, 3, 1, 2, 0, 1, 0]),
+            Detected::Garbage(_)
+        ));
         assert!(matches!(detect(&[0x80, 0x02]), Detected::Garbage(_)));
     }
 }
