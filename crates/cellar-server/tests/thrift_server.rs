@@ -419,3 +419,81 @@ fn truncated_decoding_is_reported_as_incomplete() {
         );
     }
 }
+
+fn open_scanners(server: &Server) -> i64 {
+    server
+        .handle
+        .as_ref()
+        .expect("running")
+        .state
+        .metrics
+        .open_scanners
+        .get()
+}
+
+#[test]
+fn scanners_are_counted_capped_and_closed_with_their_connection() {
+    let server = Server::start(|c| {
+        c.limits.max_scanners_per_connection = 2;
+        c.limits.max_scanners = 3;
+    });
+    let mut a = server.connect(false, Proto::Binary);
+    create_table(&mut a, "s");
+    let put = Value::Struct(vec![
+        (1, text("row")),
+        (
+            2,
+            Value::List(vec![Value::Struct(vec![(2, text("cf:q")), (3, text("v"))])]),
+        ),
+    ]);
+    let m = a.call("mutateRows", &[(1, text("s")), (2, Value::List(vec![put]))]);
+    assert!(m.body.is_empty(), "{:?}", m.body);
+    let open = |c: &mut Client| {
+        c.call(
+            "scannerOpenWithScan",
+            &[(1, text("s")), (2, Value::Struct(vec![(1, text(""))]))],
+        )
+    };
+    let id = |m: &Message| match &m.body[..] {
+        [(0, Value::I32(id))] => *id,
+        body => panic!("no scanner id: {body:?}"),
+    };
+    let s1 = id(&open(&mut a));
+    id(&open(&mut a));
+    assert_eq!(open_scanners(&server), 2);
+    // Per connection: the third is an IOError.
+    assert!(matches!(&open(&mut a).body[..], [(1, Value::Struct(_))]));
+    let mut b = server.connect(true, Proto::Compact);
+    id(&open(&mut b));
+    // In total: the fourth is an IOError.
+    assert!(matches!(&open(&mut b).body[..], [(1, Value::Struct(_))]));
+    assert_eq!(open_scanners(&server), 3);
+    let rows = a.call(
+        "scannerGetList",
+        &[(1, Value::I32(s1)), (2, Value::I32(10))],
+    );
+    match &rows.body[..] {
+        [(0, Value::List(items))] => assert_eq!(items.len(), 1),
+        body => panic!("{body:?}"),
+    }
+    let m = a.call("scannerClose", &[(1, Value::I32(s1))]);
+    assert!(m.body.is_empty());
+    assert_eq!(open_scanners(&server), 2);
+    drop(a);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while open_scanners(&server) != 1 {
+        assert!(
+            Instant::now() < deadline,
+            "scanners of a closed connection stay open"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(b);
+    while open_scanners(&server) != 0 {
+        assert!(
+            Instant::now() < deadline,
+            "scanners of a closed connection stay open"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

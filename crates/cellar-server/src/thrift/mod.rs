@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -35,6 +36,10 @@ use crate::state::ServerState;
 
 use self::handler::CallContext;
 use self::scanners::ScannerRegistry;
+
+/// Refused connections told why at once (each waits up to 2 s for the client's first
+/// bytes, to answer in its protocol).
+const MAX_REFUSALS_EXPLAINED: usize = 32;
 
 /// Serves connections from `listener` until `shutdown` is cancelled, then waits for each
 /// connection to finish its request in flight.
@@ -59,6 +64,7 @@ pub async fn serve(
         Arc::clone(&state),
         shutdown.clone(),
     ));
+    let explainers = Arc::new(Semaphore::new(MAX_REFUSALS_EXPLAINED));
     let mut next_conn: u64 = 0;
     loop {
         let accepted = tokio::select! {
@@ -78,7 +84,16 @@ pub async fn serve(
         let slot = match state.admit(Protocol::Thrift) {
             Ok(slot) => slot,
             Err(e) => {
-                tracker.spawn(conn::reject(stream, peer, e.to_string()));
+                // Explaining takes a moment per refused socket; in a flood, just close.
+                match Arc::clone(&explainers).try_acquire_owned() {
+                    Ok(permit) => {
+                        tracker.spawn(async move {
+                            conn::reject(stream, peer, e.to_string()).await;
+                            drop(permit);
+                        });
+                    }
+                    Err(_) => tracing::warn!(%peer, "thrift connection refused: {e}"),
+                }
                 continue;
             }
         };
