@@ -415,3 +415,17 @@ def test_scanner_idle_expiry_and_limits(start_cellar_server, combo):
         assert next(t.scan(batch_size=1))[0] == b"r0"
     finally:
         c.close()
+
+
+def test_sigterm_stops_the_server_with_idle_connections_and_open_scanners(
+        start_cellar_server, combo):
+    server = start_cellar_server()
+    c = happybase.Connection(*server.thrift, transport=combo[0], protocol=combo[1])
+    c.create_table("x", {"cf": dict()})
+    t = c.table("x")
+    t.put(b"a", {b"cf:q": b"1"})
+    t.put(b"b", {b"cf:q": b"2"})
+    scan = t.scan(batch_size=1)
+    assert next(scan)[0] == b"a"
+    assert server.stop() == 0
+    c.close()
