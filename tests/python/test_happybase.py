@@ -258,7 +258,12 @@ def test_scanner_lists_bounded_by_reply_bytes(start_cellar_server, combo):
 def test_scan_with_filter_strings(table):
     fill(table, 30)
     table.put(b"special", {b"cf1:qual1": b"val1", b"cf1:other": b"z"})
+    table.put(b"special2", {b"cf1:qual1": b"val2"})
+    # HBase: rows without the column pass (filterIfMissing defaults to false).
     f = "SingleColumnValueFilter ('cf1', 'qual1', =, 'binary:val1')"
+    assert [k for k, _ in table.scan(filter=f)] == [b"row-%04d" % i for i in range(30)] + [
+        b"special"]
+    f = "SingleColumnValueFilter ('cf1', 'qual1', =, 'binary:val1', true, true)"
     assert [k for k, _ in table.scan(filter=f)] == [b"special"]
     got = list(table.scan(filter="PrefixFilter ('row-002')"))
     assert [k for k, _ in got] == [b"row-%04d" % i for i in range(20, 30)]
@@ -428,4 +433,8 @@ def test_sigterm_stops_the_server_with_idle_connections_and_open_scanners(
     scan = t.scan(batch_size=1)
     assert next(scan)[0] == b"a"
     assert server.stop() == 0
+    try:
+        scan.close()  # its scannerClose meets the closed socket
+    except Exception:  # noqa: BLE001 - any transport error is expected here
+        pass
     c.close()
