@@ -438,3 +438,19 @@ def test_sigterm_stops_the_server_with_idle_connections_and_open_scanners(
     except Exception:  # noqa: BLE001 - any transport error is expected here
         pass
     c.close()
+
+
+def test_compat_090_uses_the_older_scanner_methods(connect, table):
+    # compat="0.90" scans with scannerOpen, scannerOpenWithStop and their Ts variants.
+    t = connect(compat="0.90").table(table.name)
+    with table.batch() as b:
+        for i in range(20):
+            b.put(b"o%02d" % i, {b"cf1:a": b"%d" % i})
+    table.put(b"o05", {b"cf1:a": b"old"}, timestamp=50)
+    keys = [b"o%02d" % i for i in range(20)]
+    assert [k for k, _ in t.scan()] == keys
+    assert [k for k, _ in t.scan(row_start=b"o15")] == keys[15:]
+    assert [k for k, _ in t.scan(row_start=b"o03", row_stop=b"o06")] == keys[3:6]
+    assert list(t.scan(timestamp=51)) == [(b"o05", {b"cf1:a": b"old"})]
+    assert list(t.scan(row_start=b"o00", row_stop=b"o05", timestamp=51)) == []
+    assert [k for k, _ in t.scan(row_prefix=b"o1", columns=[b"cf1:a"])] == keys[10:]
