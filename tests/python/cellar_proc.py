@@ -20,6 +20,7 @@ START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
 
 
+
 def cellar_bin() -> str:
     path = os.environ.get("CELLAR_BIN") or str(REPO / "target" / "release" / "cellar")
     if not os.access(path, os.X_OK):
