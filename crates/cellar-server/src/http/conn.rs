@@ -86,8 +86,22 @@ impl Connection {
     }
 }
 
-/// Answers a connection refused by `--max-connections` with a `503` and closes it.
-pub(super) async fn refuse(mut stream: TcpStream, reason: String) {
+/// Answers a connection that will not be served (`--max-connections`, shutdown) with a
+/// `503` naming `reason`, over TLS when the listener has it, and closes it.
+pub(super) async fn refuse(stream: TcpStream, tls: Option<TlsAcceptor>, reason: String) {
+    match tls {
+        None => refuse_io(stream, &reason).await,
+        Some(acceptor) => {
+            if let Ok(Ok(s)) =
+                tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await
+            {
+                refuse_io(s, &reason).await
+            }
+        }
+    }
+}
+
+async fn refuse_io<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, reason: &str) {
     let body = serde_json::json!({ "error": reason }).to_string();
     let reply = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\

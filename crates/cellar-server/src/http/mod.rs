@@ -39,6 +39,7 @@ use crate::state::ServerState;
 
 pub use error::ApiError;
 
+const SHUTTING_DOWN: &str = "the server is shutting down";
 /// How long a TLS handshake may take.
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest wait for a request's headers once a connection is open or a response sent.
@@ -77,7 +78,7 @@ pub async fn serve(
         let slot = match state.admit(Protocol::Http) {
             Ok(slot) => slot,
             Err(full) => {
-                connections.spawn(conn::refuse(stream, full.to_string()));
+                connections.spawn(conn::refuse(stream, tls.clone(), full.to_string()));
                 continue;
             }
         };
@@ -92,7 +93,20 @@ pub async fn serve(
         connections.spawn(connection.run(stream));
     }
     connections.close();
-    connections.wait().await;
+    // While the requests in flight finish, new connections are told why they are not
+    // served (a 503, which also fails `/health` probes) instead of being refused unseen.
+    let drained = connections.wait();
+    tokio::pin!(drained);
+    loop {
+        tokio::select! {
+            _ = &mut drained => break,
+            accepted = listener.accept() => {
+                if let Ok((stream, _)) = accepted {
+                    tokio::spawn(conn::refuse(stream, tls.clone(), SHUTTING_DOWN.to_string()));
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -124,6 +138,10 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .route("/health", get(health))
         .merge(api)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            refuse_announced_oversize,
+        ))
         .with_state(state)
 }
 
@@ -137,6 +155,26 @@ async fn health(State(state): State<Arc<ServerState>>) -> Response {
 
 async fn not_found() -> ApiError {
     ApiError::NotFound("no such endpoint (see docs/server.md, \"REST\")".into())
+}
+
+/// Answers `413` at once when `Content-Length` announces more than the limit, instead of
+/// reading up to the limit first (the body limit itself catches chunked bodies).
+async fn refuse_announced_oversize(
+    State(state): State<Arc<ServerState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let limit = state.config.limits.max_request_bytes;
+    let announced = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > limit as u64) {
+        state.metrics.limit_hit("request_bytes");
+        return ApiError::TooLarge(limit).into_response();
+    }
+    next.run(req).await
 }
 
 /// Refuses a request without the server's bearer token.

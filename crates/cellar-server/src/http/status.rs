@@ -32,6 +32,9 @@ use crate::state::ServerState;
 #[derive(Debug, Clone, Copy)]
 pub struct HttpAddr(pub SocketAddr);
 
+/// Slow requests listed (the newest).
+const SLOW_SHOWN: usize = 15;
+
 const STYLE: &str = include_str!("status.css");
 
 /// What the page shows of one table.
@@ -101,10 +104,6 @@ fn table_views(state: &ServerState, stats: &Stats) -> Vec<TableView> {
                     family_bytes[fi] += l.bytes;
                 }
             }
-        }
-        // Levels below the deepest one in use add nothing to the picture.
-        while levels.len() > 1 && levels.last().is_some_and(|l| l.files == 0) {
-            levels.pop();
         }
         views.push(TableView {
             enabled: state.is_enabled(&name).unwrap_or(true),
@@ -234,7 +233,7 @@ fn tables_section(h: &mut String, stats: &Stats, tables: &[TableView]) {
                 } else {
                     f.options.max_versions.to_string()
                 },
-                f.options.ttl.map_or("—".to_string(), |t| human_uptime(t)),
+                f.options.ttl.map_or("—".to_string(), human_uptime),
                 human_bytes(*bytes),
             );
         }
@@ -343,15 +342,15 @@ fn slow_section(h: &mut String, state: &ServerState) {
     let slow = state.metrics.slow_requests();
     let _ = write!(
         h,
-        r#"<section><h2>Slow requests <span class="sub">over {} ms, newest first</span></h2>"#,
-        state.config.slow.as_millis()
+        r#"<section><h2>Slow requests <span class="sub">over {}, newest first</span></h2>"#,
+        human_duration(state.config.slow)
     );
     if slow.is_empty() {
         h.push_str(r#"<p class="empty">None.</p></section>"#);
         return;
     }
-    h.push_str(r#"<table class="grid"><tr><th>at (UTC)</th><th>protocol</th><th>method</th><th class="num">took</th></tr>"#);
-    for r in slow.iter().rev() {
+    h.push_str(r#"<table class="grid slow"><tr><th>at (UTC)</th><th>protocol</th><th>method</th><th class="num">took</th></tr>"#);
+    for r in slow.iter().rev().take(SLOW_SHOWN) {
         let _ = write!(
             h,
             r#"<tr><td>{}</td><td><span class="proto {p}">{p}</span></td><td class="mname">{}</td><td class="num">{}</td></tr>"#,
@@ -425,6 +424,7 @@ fn utc(t: SystemTime) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

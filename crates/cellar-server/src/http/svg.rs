@@ -82,7 +82,7 @@ pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -132,6 +132,7 @@ pub fn escape(text: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -162,7 +163,7 @@ mod tests {
             },
         ]);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
-        assert!(svg.contains(r#"width="260.0" height="16" rx="3" fill="#a8c686""#));
+        assert!(svg.contains(r##"width="260.0" height="16" rx="3" fill="#a8c686""##));
         assert!(svg.contains(r#"width="65.0""#));
         assert!(svg.contains("2 files · 100 B"));
     }
