@@ -293,3 +293,57 @@ async fn bad_requests_get_clear_json_errors() {
     assert_eq!(ok.status, 200);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_whose_reader_stalls_is_cut_and_not_terminated_like_a_complete_one() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = start(|c| c.limits.request_timeout = std::time::Duration::from_secs(1)).await;
+    server.create_table("t", &["cf"]);
+    let table = server.handle.state.store.table("t").unwrap();
+    let value = vec![b'v'; 16 << 10];
+    for i in 0..2000 {
+        table
+            .put(
+                format!("r{i:05}").as_bytes(),
+                "cf",
+                b"q",
+                None,
+                &value,
+                cellar_engine::Durability::Buffered,
+            )
+            .unwrap();
+    }
+    let addr = server.addr;
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET /t/scan HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut head = [0u8; 1024];
+    let n = s.read(&mut head).await.unwrap();
+    assert!(head[..n].starts_with(b"HTTP/1.1 200"));
+    // Stop reading for longer than --request-timeout.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(
+        get(addr, "/tables").await.status,
+        200,
+        "others are served meanwhile"
+    );
+    let mut rest = Vec::new();
+    let _ =
+        tokio::time::timeout(std::time::Duration::from_secs(20), s.read_to_end(&mut rest)).await;
+    let total = n + rest.len();
+    assert!(
+        total < 2000 * (16 << 10),
+        "the scan was cut ({total} bytes)"
+    );
+    assert!(
+        !rest.ends_with(b"0\r\n\r\n"),
+        "a cut scan does not end like a complete one"
+    );
+    let metrics = get(addr, "/metrics").await.text();
+    assert!(
+        metrics.contains(r#"cellar_limit_hits_total{limit="request_timeout"} 1"#),
+        "{metrics}"
+    );
+    server.stop().await;
+}

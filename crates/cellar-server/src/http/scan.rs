@@ -12,8 +12,9 @@
 //! channel, so a slow reader slows the scan instead of filling memory.
 
 use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -21,6 +22,8 @@ use axum::http::{header, Uri};
 use axum::response::{IntoResponse, Response};
 use cellar_table::{RowSelection, ScanSpec};
 use tokio::sync::{mpsc, oneshot};
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::StreamExt;
 
 use super::json::row_json;
 use super::query::Query;
@@ -87,24 +90,70 @@ pub(super) async fn scan(
     let (opened_tx, opened_rx) = oneshot::channel();
     let (chunks_tx, chunks_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(CHUNKS_IN_FLIGHT);
     let worker_state = Arc::clone(&state);
-    tokio::task::spawn_blocking(move || run_scan(&worker_state, request, opened_tx, chunks_tx));
+    let finished = Arc::new(AtomicBool::new(false));
+    let worker_finished = Arc::clone(&finished);
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let sink = ChunkSink {
+            runtime,
+            chunks: chunks_tx,
+            deadline: worker_state.config.limits.request_timeout,
+        };
+        if run_scan(&worker_state, request, opened_tx, &sink) {
+            worker_finished.store(true, Ordering::Release);
+        }
+    });
     match opened_rx.await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e),
         Err(_) => return Err(ApiError::Internal("the scan's task ended early".into())),
     }
-    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(chunks_rx));
+    // A scan that stopped before its end (a client that stopped reading, a failed task)
+    // ends the body with an error, so hyper aborts the response instead of terminating it
+    // like a complete one.
+    let unfinished = tokio_stream::once(()).filter_map(move |()| {
+        (!finished.load(Ordering::Acquire))
+            .then(|| Err(std::io::Error::other("the scan stopped before its end")))
+    });
+    let body = Body::from_stream(ReceiverStream::new(chunks_rx).chain(unfinished));
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
 }
 
+/// Where a scan's chunks go: the response's channel, each send bounded by
+/// `--request-timeout` (a client that stops reading ends the scan).
+struct ChunkSink {
+    runtime: tokio::runtime::Handle,
+    chunks: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    deadline: Duration,
+}
+
+impl ChunkSink {
+    /// False when the client went away or did not take the chunk in time.
+    fn send(&self, state: &ServerState, chunk: Vec<u8>) -> bool {
+        let send = self.chunks.send(Ok(Bytes::from(chunk)));
+        match self
+            .runtime
+            .block_on(tokio::time::timeout(self.deadline, send))
+        {
+            Ok(Ok(())) => true,
+            Ok(Err(_)) => false,
+            Err(_) => {
+                state.metrics.limit_hit("request_timeout");
+                false
+            }
+        }
+    }
+}
+
 /// Opens the scan (reporting the outcome on `opened`), then sends its rows in chunks until
-/// the end, an error, or the client going away.
+/// the end, an error, or the client going away. True when the response is complete (every
+/// row, or the rows up to an error and the error's line).
 fn run_scan(
     state: &ServerState,
     request: ScanRequest,
     opened: oneshot::Sender<Result<(), ApiError>>,
-    chunks: mpsc::Sender<Result<Bytes, std::io::Error>>,
-) {
+    sink: &ChunkSink,
+) -> bool {
     let started = Instant::now();
     let scanner = state
         .table(&request.table)
@@ -114,16 +163,16 @@ fn run_scan(
         Err(e) => {
             state.finish_request(Protocol::Http, "scan", started.elapsed(), false);
             let _ = opened.send(Err(e.into()));
-            return;
+            return true;
         }
     };
     if opened.send(Ok(())).is_err() {
-        return;
+        return true;
     }
     let max_bytes = state.config.limits.max_reply_bytes;
-    let ok = loop {
+    let (ok, complete) = loop {
         match scanner.next_batch(ROWS_PER_CHUNK, max_bytes) {
-            Ok(rows) if rows.is_empty() => break true,
+            Ok(rows) if rows.is_empty() => break (true, true),
             Ok(rows) => {
                 let mut chunk = Vec::new();
                 for row in &rows {
@@ -131,16 +180,17 @@ fn run_scan(
                     let _ = serde_json::to_writer(&mut chunk, &row_json(&row.key, &row.cells));
                     chunk.push(b'\n');
                 }
-                if chunks.blocking_send(Ok(Bytes::from(chunk))).is_err() {
-                    break true; // the client went away
+                if !sink.send(state, chunk) {
+                    break (false, false);
                 }
             }
             Err(e) => {
                 let line = serde_json::json!({ "error": e.to_string() }).to_string() + "\n";
-                let _ = chunks.blocking_send(Ok(Bytes::from(line)));
-                break false;
+                let sent = sink.send(state, line.into_bytes());
+                break (false, sent);
             }
         }
     };
     state.finish_request(Protocol::Http, "scan", started.elapsed(), ok);
+    complete
 }
