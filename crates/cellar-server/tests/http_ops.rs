@@ -304,3 +304,28 @@ async fn hostile_clients_do_not_stop_the_server() {
     drop(lorises);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed_after_the_idle_timeout() {
+    let server = start(|c| c.limits.idle_timeout = Some(Duration::from_millis(500))).await;
+    let addr = server.addr;
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(10), idle.read(&mut buf))
+        .await
+        .expect("the server closes the idle connection")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "closed without a reply");
+    // A keep-alive connection in use is not cut while requests keep coming.
+    let mut busy = TcpStream::connect(addr).await.unwrap();
+    for _ in 0..4 {
+        busy.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut reply = [0u8; 256];
+        let n = busy.read(&mut reply).await.unwrap();
+        assert!(reply[..n].starts_with(b"HTTP/1.1 200"));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    server.stop().await;
+}

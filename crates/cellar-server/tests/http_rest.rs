@@ -278,6 +278,24 @@ async fn bad_requests_get_clear_json_errors() {
         .unwrap()
         .contains("max-request-bytes"));
 
+    // The same body chunked (no Content-Length announcing it) is cut at the limit too.
+    let mut chunked =
+        b"PUT /t/r HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .to_vec();
+    for piece in big.as_bytes().chunks(500) {
+        chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        chunked.extend_from_slice(piece);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut s, &chunked)
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = tokio::io::AsyncReadExt::read_to_end(&mut s, &mut raw).await;
+    assert_eq!(http_common::parse_reply(&raw).status, 413);
+
     let nothing = get(addr, "/").await;
     assert_eq!(nothing.status, 200);
     assert_eq!(get(addr, "/a/b/c").await.status, 404);

@@ -156,7 +156,13 @@ pub(super) async fn put_row(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let (table, row) = path_parts(&uri)?;
-    let body = body.map_err(|e| body_error(e, state.config.limits.max_request_bytes))?;
+    let body = body.map_err(|e| {
+        let e = body_error(e, state.config.limits.max_request_bytes);
+        if matches!(e, ApiError::TooLarge(_)) {
+            state.metrics.limit_hit("request_bytes");
+        }
+        e
+    })?;
     let put: PutBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::BadRequest(format!("the body is not a valid cell list: {e}")))?;
     if put.cells.is_empty() {
