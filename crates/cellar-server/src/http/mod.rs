@@ -2,12 +2,16 @@
 //! `/health` and the status page (`status.rs`), on axum.
 //!
 //! Each accepted connection is admitted against `--max-connections` (a refused one gets a
-//! `503` and is closed), optionally wrapped in TLS, and served by hyper with a deadline on
-//! reading request headers (slow clients cannot hold a connection without sending a
-//! request). Every request except `/health` must carry `Authorization: Bearer <token>`
-//! when the server has a token. Bodies are capped at `--max-request-bytes` (`413`), and a
-//! request's handler at `--request-timeout` (`504`; for a streamed scan, until its first
-//! byte). Errors are JSON: `{"error": "..."}`.
+//! `503` and is closed), optionally wrapped in TLS (`tls.rs`), and served by hyper
+//! (`conn.rs`) with a deadline on reading request headers, so slow clients cannot hold a
+//! connection without sending a request, and `--idle-timeout` when set. Every request
+//! except `/health` must carry `Authorization: Bearer <token>` when the server has a
+//! token. Bodies are capped at `--max-request-bytes` (`413`), and a handler at
+//! `--request-timeout` (`504`); a streamed scan's client must take each chunk within that
+//! time. Errors are JSON: `{"error": "..."}`.
+//!
+//! Shutdown: the listener stops serving new requests, lets those in flight finish, and
+//! meanwhile answers new connections with a `503` (so `/health` probes fail).
 
 mod conn;
 mod error;
@@ -30,6 +34,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -92,14 +97,19 @@ pub async fn serve(
         tracing::trace!(%peer, "HTTP connection");
         connections.spawn(connection.run(stream));
     }
+    drain(listener, connections, tls).await;
+    Ok(())
+}
+
+/// Waits for the requests in flight; meanwhile new connections are told why they are not
+/// served (a 503, which also fails `/health` probes) instead of being refused unseen.
+async fn drain(listener: TcpListener, connections: TaskTracker, tls: Option<TlsAcceptor>) {
     connections.close();
-    // While the requests in flight finish, new connections are told why they are not
-    // served (a 503, which also fails `/health` probes) instead of being refused unseen.
     let drained = connections.wait();
     tokio::pin!(drained);
     loop {
         tokio::select! {
-            _ = &mut drained => break,
+            _ = &mut drained => return,
             accepted = listener.accept() => {
                 if let Ok((stream, _)) = accepted {
                     tokio::spawn(conn::refuse(stream, tls.clone(), SHUTTING_DOWN.to_string()));
@@ -107,7 +117,6 @@ pub async fn serve(
             }
         }
     }
-    Ok(())
 }
 
 /// Every route, with the token check, body limit and request deadline.
