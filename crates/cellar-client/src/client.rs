@@ -386,7 +386,12 @@ impl Client {
 
     /// Streams TSV data (a header line naming the columns, then lines) from `data` and has
     /// the server bulk-load it atomically.
-    pub async fn load<R>(&self, table: &str, options: &LoadOptions, mut data: R) -> Result<LoadStats>
+    pub async fn load<R>(
+        &self,
+        table: &str,
+        options: &LoadOptions,
+        mut data: R,
+    ) -> Result<LoadStats>
     where
         R: AsyncRead + Unpin + Send + 'static,
     {

@@ -12,13 +12,23 @@ async fn create_list_describe_drop() {
     let client = server.client().await;
     assert!(client.list_tables().await.expect("list").is_empty());
     let schema = TableSchema::new("users")
-        .family(FamilySchema::new("info").max_versions(5).ttl(Duration::from_secs(86_400)))
+        .family(
+            FamilySchema::new("info")
+                .max_versions(5)
+                .ttl(Duration::from_secs(86_400)),
+        )
         .family(FamilySchema::new("logs").compression(Compression::Zstd));
     client.create_table(&schema, false).await.expect("create");
     // Exists: an error unless if_not_exists.
-    let e = client.create_table(&schema, false).await.expect_err("exists");
+    let e = client
+        .create_table(&schema, false)
+        .await
+        .expect_err("exists");
     assert_eq!(e.code(), Some(Code::AlreadyExists), "{e}");
-    client.create_table(&schema, true).await.expect("if not exists");
+    client
+        .create_table(&schema, true)
+        .await
+        .expect("if not exists");
     assert_eq!(client.list_tables().await.expect("list"), vec!["users"]);
 
     let described = client.describe_table("users").await.expect("describe");

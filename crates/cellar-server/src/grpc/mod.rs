@@ -63,12 +63,18 @@ pub async fn serve(
 fn tls_config(files: &TlsFiles) -> Result<ServerTlsConfig, ServeError> {
     let read = |what: &str, path: &Path| {
         std::fs::read(path).map_err(|e| {
-            ServeError::Tls(format!("cannot read the TLS {what} {}: {e}", path.display()))
+            ServeError::Tls(format!(
+                "cannot read the TLS {what} {}: {e}",
+                path.display()
+            ))
         })
     };
     let cert = read("certificate", &files.cert)?;
     let key = read("key", &files.key)?;
-    for (what, path, pem) in [("certificate", &files.cert, &cert), ("key", &files.key, &key)] {
+    for (what, path, pem) in [
+        ("certificate", &files.cert, &cert),
+        ("key", &files.key, &key),
+    ] {
         if !pem.windows(11).any(|w| w == b"-----BEGIN ") {
             return Err(ServeError::Tls(format!(
                 "the TLS {what} {} is not PEM (no -----BEGIN line)",
