@@ -15,7 +15,7 @@ use crate::types::{
 };
 
 /// A blocking connection to a Cellar server. Cheap to clone; usable from many threads.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Client {
     runtime: Arc<Runtime>,
     inner: crate::Client,

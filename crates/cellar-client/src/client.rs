@@ -161,6 +161,15 @@ pub struct Client {
     retry_backoff: Duration,
 }
 
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("max_retries", &self.max_retries)
+            .field("retry_backoff", &self.retry_backoff)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Client {
     /// Connects with default options; `endpoint` is `HOST:PORT` or a URL.
     pub async fn connect(endpoint: impl Into<String>) -> Result<Client> {

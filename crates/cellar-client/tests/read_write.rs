@@ -283,5 +283,15 @@ async fn an_oversized_request_is_resource_exhausted_and_the_server_goes_on() {
         .await
         .expect("small put");
     assert!(client.get("t", "r").await.expect("get").is_some());
+    // A streamed load message over the limit too.
+    let mut tsv = b"key\tf\n".to_vec();
+    while tsv.len() < 100 << 10 {
+        tsv.extend_from_slice(b"some-row\tsome-value\n");
+    }
+    let e = client
+        .load("t", &Default::default(), std::io::Cursor::new(tsv))
+        .await
+        .expect_err("too big");
+    assert_eq!(e.code(), Some(Code::ResourceExhausted), "{e}");
     server.stop().await;
 }

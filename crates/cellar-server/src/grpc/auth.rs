@@ -100,15 +100,16 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// tonic answers a request over the decoding limit with OUT_OF_RANGE and this message.
+/// tonic answers a request over the decoding limit with OUT_OF_RANGE and this message
+/// (a reply over the encoding limit says "encoded" and keeps its code).
 fn is_oversized(headers: &http::HeaderMap) -> bool {
     headers.get("grpc-status").is_some_and(|s| s == "11")
         && headers
             .get("grpc-message")
             .and_then(|m| m.to_str().ok())
             .is_some_and(|m| {
-                m.contains("message%20length%20too%20large")
-                    || m.contains("message length too large")
+                m.contains("decoded%20message%20length%20too%20large")
+                    || m.contains("decoded message length too large")
             })
 }
 
@@ -123,7 +124,9 @@ pub fn oversized(limit: usize) -> Status {
 /// Whether a status is tonic's own refusal of an oversized message.
 pub fn is_oversized_status(status: &Status) -> bool {
     status.code() == tonic::Code::OutOfRange
-        && status.message().contains("message length too large")
+        && status
+            .message()
+            .contains("decoded message length too large")
 }
 
 #[cfg(test)]
