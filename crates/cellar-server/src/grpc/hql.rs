@@ -65,7 +65,7 @@ fn run(
     reader.push("\n");
     let mut failed = 0;
     while let Some(st) = reader.next_statement().or_else(|| reader.finish()) {
-        match run_statement(&session, &st, out) {
+        match run_statement(state, &session, &st, out) {
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => break,
             Err(message) => {
@@ -84,6 +84,7 @@ fn run(
 
 /// Runs one statement text; `Err` is the error line the shell would print.
 fn run_statement(
+    state: &ServerState,
     session: &Session<'_>,
     st: &StatementText,
     out: &mut PieceWriter,
@@ -93,7 +94,12 @@ fn run_statement(
         .map_err(|e| format!("error: {}", ExecError::Parse(e)))?;
     for s in statements {
         match session.execute(&s.node, out) {
-            Ok(Flow::Continue) => {}
+            Ok(Flow::Continue) => {
+                // A table dropped here is forgotten like one dropped through the API.
+                if let cellar_hql::Statement::DropTable(d) = &s.node {
+                    state.forget_table(&d.name);
+                }
+            }
             Ok(Flow::Quit) => return Ok(Flow::Quit),
             Err(e) => return Err(format!("error (line {}): {e}", s.line)),
         }
