@@ -20,14 +20,14 @@ RowData = Dict[bytes, Union[Cell, List[Cell]]]
 
 _U64_MAX = (1 << 64) - 1
 
-_DURABILITY = {
+_DURABILITY: Dict[Optional[str], "pb.Durability"] = {
     None: pb.DURABILITY_DEFAULT,
     "buffered": pb.DURABILITY_BUFFERED,
     "flush": pb.DURABILITY_FLUSH,
     "sync": pb.DURABILITY_SYNC,
 }
 
-_COMPRESSION = {
+_COMPRESSION: Dict[Optional[str], "pb.Compression"] = {
     None: pb.COMPRESSION_DEFAULT,
     "none": pb.COMPRESSION_NONE,
     "lz4": pb.COMPRESSION_LZ4,
@@ -56,7 +56,7 @@ def to_name(value: BytesLike, what: str) -> str:
     raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
 
 
-def durability(name: Optional[str]) -> int:
+def durability(name: Optional[str]) -> "pb.Durability":
     """The protocol's durability for ``'buffered'``, ``'flush'``, ``'sync'`` or ``None``."""
     key = name.lower() if isinstance(name, str) else name
     if key not in _DURABILITY:
@@ -64,7 +64,7 @@ def durability(name: Optional[str]) -> int:
     return _DURABILITY[key]
 
 
-def compression(name: Optional[str]) -> int:
+def compression(name: Optional[str]) -> "pb.Compression":
     key = name.lower() if isinstance(name, str) else name
     if key not in _COMPRESSION:
         raise ValueError(f"compression must be 'none', 'lz4', 'zstd' or None, not {name!r}")

@@ -62,7 +62,7 @@ class Connection:
             self._channel = grpc.secure_channel(target, creds, options=options)
         else:
             self._channel = grpc.insecure_channel(target, options=options)
-        self._stub = pb_grpc.CellarStub(self._channel)
+        self._stub: Any = pb_grpc.CellarStub(self._channel)  # type: ignore[no-untyped-call]
         self._metadata: Tuple[Tuple[str, str], ...] = (
             (("authorization", f"Bearer {token}"),) if token is not None else ()
         )

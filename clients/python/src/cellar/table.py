@@ -292,9 +292,10 @@ class Table:
         :class:`Batch`), each send with ``durability``."""
         return Batch(self, timestamp, batch_size, transaction, durability, max_bytes)
 
-    def _mutate(self, mutations: List[pb.Mutation], durability: int) -> pb.MutateResponse:
+    def _mutate(self, mutations: List[pb.Mutation], durability: "pb.Durability") -> pb.MutateResponse:
         request = pb.MutateRequest(table=self.name, mutations=mutations, durability=durability)
-        return self.connection._call("Mutate", request)
+        reply: pb.MutateResponse = self.connection._call("Mutate", request)
+        return reply
 
     def _deletes(
         self, row: bytes, columns: Optional[Iterable[cv.BytesLike]], timestamp: Optional[int]
