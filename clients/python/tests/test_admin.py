@@ -30,6 +30,7 @@ def test_create_list_describe_drop(conn: cellar.Connection) -> None:
         assert families["b"]["bloom_filter"] is False
         assert families["c"]["bloom_filter"] is True
         assert families["c"]["time_to_live"] == 0
+        assert families["c"]["max_versions"] == 1  # HBase's default
         with pytest.raises(cellar.AlreadyExists):
             conn.create_table("admin_t", {"a": {}})
         conn.create_table("admin_t", {"a": {}}, if_not_exists=True)
@@ -44,7 +45,7 @@ def test_create_list_describe_drop(conn: cellar.Connection) -> None:
 def test_connection_is_a_context_manager(server: Server) -> None:
     with server.connect() as c:
         assert isinstance(c.tables(), list)
-    with pytest.raises(Exception):
+    with pytest.raises(cellar.Error, match="closed"):
         c.tables()
 
 

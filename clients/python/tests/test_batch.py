@@ -80,10 +80,12 @@ def test_batch_timestamp_and_deletes(table: cellar.Table) -> None:
     table.put(b"r", {b"cf:a": b"old", b"cf:b": b"b", b"other:x": b"x"}, timestamp=T)
     with table.batch(timestamp=T + 5, durability="sync") as b:
         b.put(b"r", {b"cf:a": b"new"})
-        b.delete(b"r", columns=[b"other"])
+        b.delete(b"r", columns=[b"other"])  # every version: the batch's timestamp is for puts
         b.put(b"s", {b"cf:a": b"s"}, timestamp=T + 9)
+        b.delete(b"r", columns=[b"cf:b"], timestamp=T + 1)  # no version at T+1: nothing
     assert b.put_timestamps == [T + 5, T + 9]
     assert table.row(b"r", include_timestamp=True) == {b"cf:a": (b"new", T + 5), b"cf:b": (b"b", T)}
+    assert table.cells(b"r", b"cf:a") == [b"new", b"old"]
     assert table.cells(b"s", b"cf:a", include_timestamp=True) == [(b"s", T + 9)]
 
 

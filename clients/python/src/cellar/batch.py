@@ -31,8 +31,10 @@ class Batch:
     exception discards the buffer, and everything is sent at the end as one atomic Mutate
     (so ``transaction`` cannot be combined with ``batch_size``).
 
-    ``timestamp`` (nanoseconds since the epoch) is given to every put and every delete
-    that does not name one; ``durability`` (``'buffered'``, ``'flush'``, ``'sync'`` or
+    ``timestamp`` (nanoseconds since the epoch) is given to every put that does not name
+    one. Deletes are not stamped by it: a delete removes every version of what it names,
+    or, given its own ``timestamp``, exactly that version (Cellar deletes versions by
+    exact timestamp, not "this one and older" as HBase does). ``durability`` (``'buffered'``, ``'flush'``, ``'sync'`` or
     ``None`` for the server's default) applies to every Mutate the batch sends.
     """
 
@@ -87,8 +89,9 @@ class Batch:
         timestamp: Optional[int] = None,
     ) -> None:
         """Buffers a delete of ``row`` (every cell), or of ``columns`` of it (``b"f"``: the
-        whole family, ``b"f:q"``: every version of one column); see :meth:`Table.delete`."""
-        ts = cv.put_timestamp(timestamp) if timestamp is not None else self._timestamp
+        whole family, ``b"f:q"``: every version of one column); see :meth:`Table.delete`.
+        The batch's ``timestamp`` does not apply to deletes."""
+        ts = cv.put_timestamp(timestamp)
         deletes = self._table._deletes(cv.to_bytes(row, "row"), columns, ts)
         size = 0
         for d in deletes:

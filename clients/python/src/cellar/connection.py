@@ -72,6 +72,7 @@ class Connection:
 
     def _call(self, method: str, request: Any) -> Any:
         """Calls a unary RPC, turning a gRPC failure into the client's exception."""
+        self._check_open()
         fn = getattr(self._stub, method)
         try:
             return fn(request, timeout=self.timeout, metadata=self._metadata)
@@ -81,6 +82,7 @@ class Connection:
     def _stream(self, method: str, request: Any) -> Iterator[Any]:
         """Calls a server-streaming RPC; the call is cancelled when the iterator is closed
         early (a ``break`` out of a scan)."""
+        self._check_open()
         call = getattr(self._stub, method)(request, timeout=self.timeout, metadata=self._metadata)
         try:
             for message in call:
@@ -91,10 +93,15 @@ class Connection:
             call.cancel()
 
     def _client_stream(self, method: str, requests: Iterator[Any]) -> Any:
+        self._check_open()
         try:
             return getattr(self._stub, method)(requests, timeout=self.timeout, metadata=self._metadata)
         except grpc.RpcError as err:
             raise from_rpc_error(err) from None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise Error("the connection is closed")
 
     # -- tables ---------------------------------------------------------------------------
 
@@ -117,8 +124,8 @@ class Connection:
         """Creates table ``name`` with ``families``, in the order given.
 
         ``families`` maps each family name to a dict of options, as happybase's
-        ``create_table`` does: ``max_versions`` (versions a read returns; default 1, 0 =
-        all), ``time_to_live`` (seconds; cells older are invisible), ``compression``
+        ``create_table`` does: ``max_versions`` (versions a read returns; default 1, as
+        in HBase and HQL; 0 = every version), ``time_to_live`` (seconds; cells older are invisible), ``compression``
         (``'none'``, ``'lz4'`` or ``'zstd'``, any case; default: the database's),
         ``bloom_filter_type`` (``'NONE'`` turns off the family's bloom filter). happybase's
         ``in_memory``, ``block_cache_enabled``, ``bloom_filter_vector_size`` and
@@ -197,7 +204,8 @@ class Connection:
 
 
 def _family_schema(name: str, options: Mapping[str, Any]) -> pb.FamilySchema:
-    schema = pb.FamilySchema(name=name)
+    # HBase's and HQL's default; the protocol's 0 would mean every version.
+    schema = pb.FamilySchema(name=name, max_versions=1)
     for key, value in options.items():
         if key == "max_versions":
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0xFFFFFFFF:
