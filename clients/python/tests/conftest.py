@@ -47,7 +47,7 @@ class Server:
             "--thrift", "none", "--grpc", "127.0.0.1:0", "--http", "none",
             *(extra_args or []),
         ]
-        self.log = open(db.parent / f"{db.name}.stderr.log", "wb")
+        self.log = open(db.parent / f"{db.name}.stderr.log", "ab")
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log)
         self.host, self.port = self._wait_listening()
 
