@@ -102,3 +102,11 @@ def test_a_failed_send_raises(table: cellar.Table) -> None:
     with pytest.raises(cellar.Error):
         with table.batch() as b:
             b.put(b"r", {b"nofamily:a": b"v"})
+
+
+def test_a_bad_value_buffers_nothing_of_the_put(table: cellar.Table) -> None:
+    with table.batch() as b:
+        with pytest.raises(TypeError):
+            b.put(b"r", {b"cf:a": b"ok", b"cf:b": 5})  # type: ignore[arg-type]
+        assert len(b) == 0
+    assert table.row(b"r") == {}

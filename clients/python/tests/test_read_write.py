@@ -123,7 +123,7 @@ def test_rows_with_timestamps(table: cellar.Table) -> None:
 
 def test_durability_modes(table: cellar.Table) -> None:
     for mode in ("buffered", "flush", "sync", None):
-        table.put(b"r-%s" % str(mode).encode(), {b"cf:a": b"v"}, durability=mode)  # type: ignore[arg-type]
+        table.put(b"r-%s" % str(mode).encode(), {b"cf:a": b"v"}, durability=mode)
     assert len(table.rows([b"r-buffered", b"r-flush", b"r-sync", b"r-None"])) == 4
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import List
+from typing import Iterable, List, Tuple
 
 import pytest
 
@@ -12,7 +12,7 @@ import cellar
 T = 1_700_000_000_000_000_000
 
 
-def keys(rows: "list[tuple[bytes, cellar.RowData]]") -> List[bytes]:
+def keys(rows: Iterable[Tuple[bytes, cellar.RowData]]) -> List[bytes]:
     return [k for k, _ in rows]
 
 

@@ -13,7 +13,7 @@
 Timestamps are nanoseconds since the Unix epoch.
 """
 
-from ._convert import BytesLike, Cell, DurabilityName, RowData, TimeRange
+from ._convert import BytesLike, Cell, ColumnData, DurabilityName, RowData, TimeRange
 from ._load import LoadResult
 from .batch import Batch
 from .connection import Connection
@@ -39,6 +39,7 @@ __all__ = [
     "Batch",
     "BytesLike",
     "Cell",
+    "ColumnData",
     "Connection",
     "DeadlineExceeded",
     "DurabilityName",

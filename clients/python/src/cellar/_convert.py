@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 from ._proto import cellar_pb2 as pb
 
 #: A row key, qualifier, value or ``b"family:qualifier"`` column; ``str`` is taken as UTF-8.
 BytesLike = Union[bytes, str]
+#: The cells of a put: ``{b"family:qualifier": value}`` (a Mapping's key type is invariant,
+#: hence one alternative per key type).
+ColumnData = Union[Mapping[bytes, BytesLike], Mapping[str, BytesLike], Mapping[BytesLike, BytesLike]]
 #: A durability mode of a write; ``None`` is the server's default (``cellar serve --durability``).
 DurabilityName = Literal["buffered", "flush", "sync"]
 #: ``(min, max)`` in nanoseconds since the epoch: ``min`` inclusive, ``max`` exclusive.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Iterable, List, Mapping, Optional, Type
+from typing import TYPE_CHECKING, Iterable, List, Optional, Type
 
 from . import _convert as cv
 from ._proto import cellar_pb2 as pb
@@ -67,20 +67,23 @@ class Batch:
         #: Timestamps the server gave the puts of every Mutate sent so far, in order.
         self.put_timestamps: List[int] = []
 
-    def put(self, row: cv.BytesLike, data: Mapping[cv.BytesLike, cv.BytesLike], timestamp: Optional[int] = None) -> None:
+    def put(self, row: cv.BytesLike, data: cv.ColumnData, timestamp: Optional[int] = None) -> None:
         """Buffers a put of ``data`` (``{b"family:qualifier": value}``) into ``row``; see
         :meth:`Table.put`."""
         key = cv.to_bytes(row, "row")
         ts = cv.put_timestamp(timestamp) if timestamp is not None else self._timestamp
         size = 0
+        puts: List[pb.Mutation] = []
         for column, value in data.items():
             family, qualifier = cv.put_column(column)
             put = pb.Put(row=key, family=family, qualifier=qualifier, value=cv.to_bytes(value, "a value"))
             if ts is not None:
                 put.timestamp = ts
-            self._mutations.append(pb.Mutation(put=put))
+            puts.append(pb.Mutation(put=put))
             size += len(key) + len(family) + len(qualifier) + len(put.value) + _OVERHEAD
-        self._added(len(data), size)
+        # Buffered only once every cell converted: a bad value buffers nothing of the put.
+        self._mutations.extend(puts)
+        self._added(len(puts), size)
 
     def delete(
         self,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Generator, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _convert as cv
 from ._load import LoadResult, Source, load_requests
@@ -162,7 +162,7 @@ class Table:
         limit: Optional[int] = None,
         reverse: bool = False,
         versions: Optional[int] = None,
-    ) -> Iterator[Tuple[bytes, cv.RowData]]:
+    ) -> Generator[Tuple[bytes, cv.RowData], None, None]:
         """Yields ``(row_key, row_dict)`` for the rows in ``[row_start, row_stop)``,
         ascending (or descending with ``reverse``; then ``row_start`` is the upper end,
         inclusive, and ``row_stop`` the lower end, exclusive, as in HBase).
@@ -249,7 +249,7 @@ class Table:
     def put(
         self,
         row: cv.BytesLike,
-        data: Mapping[cv.BytesLike, cv.BytesLike],
+        data: cv.ColumnData,
         timestamp: Optional[int] = None,
         durability: Optional[cv.DurabilityName] = None,
     ) -> None:
