@@ -110,3 +110,11 @@ def test_a_bad_value_buffers_nothing_of_the_put(table: cellar.Table) -> None:
             b.put(b"r", {b"cf:a": b"ok", b"cf:b": 5})  # type: ignore[arg-type]
         assert len(b) == 0
     assert table.row(b"r") == {}
+
+
+def test_column_spellings(table: cellar.Table) -> None:
+    with table.batch() as b:
+        b.put(b"r", {b"cf:a": bytearray(b"1"), "cf:b": "2", b"cf:c": memoryview(b"3")})  # type: ignore[arg-type]
+        b.put(b"s", {"cf:b": b"x"})
+    assert table.row(b"r") == {b"cf:a": b"1", b"cf:b": b"2", b"cf:c": b"3"}
+    assert table.row(b"s") == {b"cf:b": b"x"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Iterable, List, Optional, Type
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple, Type
 
 from . import _convert as cv
 from ._proto import cellar_pb2 as pb
@@ -18,6 +18,8 @@ DEFAULT_MAX_BYTES = 12 << 20
 # Bytes a mutation costs on the wire beyond its row, qualifier and value (tags, lengths,
 # the timestamp): a rough figure, only used to decide when a batch is full.
 _OVERHEAD = 24
+# Columns whose parsed (family, qualifier) a batch remembers.
+_COLUMN_CACHE_SIZE = 4096
 
 
 class Batch:
@@ -61,9 +63,12 @@ class Batch:
         self._durability = cv.durability(durability)
         # A transaction is one Mutate, so it is never cut by size.
         self._max_bytes = None if transaction else max_bytes
-        self._mutations: List[pb.Mutation] = []
+        # Mutations are added to the request message in place: building each Put apart and
+        # copying it in costs about three times as much CPU as the whole send.
+        self._request = self._new_request()
         self._count = 0
         self._bytes = 0
+        self._columns: Dict[cv.BytesLike, Tuple[str, bytes]] = {}
         #: Timestamps the server gave the puts of every Mutate sent so far, in order.
         self.put_timestamps: List[int] = []
 
@@ -72,18 +77,34 @@ class Batch:
         :meth:`Table.put`."""
         key = cv.to_bytes(row, "row")
         ts = cv.put_timestamp(timestamp) if timestamp is not None else self._timestamp
+        # Every cell is converted before any is buffered: a bad one buffers nothing of the put.
+        cells = [
+            (self._column(column), value if type(value) is bytes else cv.to_bytes(value, "a value"))
+            for column, value in data.items()
+        ]
+        add = self._request.mutations.add
         size = 0
-        puts: List[pb.Mutation] = []
-        for column, value in data.items():
-            family, qualifier = cv.put_column(column)
-            put = pb.Put(row=key, family=family, qualifier=qualifier, value=cv.to_bytes(value, "a value"))
+        for (family, qualifier), value in cells:
+            put = add().put
+            put.row = key
+            put.family = family
+            put.qualifier = qualifier
+            put.value = value
             if ts is not None:
                 put.timestamp = ts
-            puts.append(pb.Mutation(put=put))
-            size += len(key) + len(family) + len(qualifier) + len(put.value) + _OVERHEAD
-        # Buffered only once every cell converted: a bad value buffers nothing of the put.
-        self._mutations.extend(puts)
-        self._added(len(puts), size)
+            size += len(key) + len(family) + len(qualifier) + len(value) + _OVERHEAD
+        self._added(len(cells), size)
+
+    def _column(self, column: cv.BytesLike) -> Tuple[str, bytes]:
+        """``cv.put_column``, remembered: a batch writes the same few columns many times."""
+        if not isinstance(column, (bytes, str)):  # e.g. a bytearray: not hashable
+            return cv.put_column(column)
+        found = self._columns.get(column)
+        if found is None:
+            found = cv.put_column(column)
+            if len(self._columns) < _COLUMN_CACHE_SIZE:
+                self._columns[column] = found
+        return found
 
     def delete(
         self,
@@ -98,7 +119,7 @@ class Batch:
         deletes = self._table._deletes(cv.to_bytes(row, "row"), columns, ts)
         size = 0
         for d in deletes:
-            self._mutations.append(pb.Mutation(delete=d))
+            self._request.mutations.add().delete.CopyFrom(d)
             size += len(d.row) + len(d.family) + len(d.qualifier) + _OVERHEAD
         self._added(len(deletes), size)
 
@@ -112,12 +133,18 @@ class Batch:
 
     def send(self) -> None:
         """Sends the buffered mutations as one Mutate (nothing when the buffer is empty)."""
-        if not self._mutations:
+        if not self._request.mutations:
             return
-        mutations = self._mutations
-        self._mutations, self._count, self._bytes = [], 0, 0
-        reply = self._table._mutate(mutations, self._durability)
+        request = self._request
+        self._discard()
+        reply = self._table._send_mutate(request)
         self.put_timestamps.extend(reply.put_timestamps)
+
+    def _new_request(self) -> pb.MutateRequest:
+        return pb.MutateRequest(table=self._table.name, durability=self._durability)
+
+    def _discard(self) -> None:
+        self._request, self._count, self._bytes = self._new_request(), 0, 0
 
     def __len__(self) -> int:
         """Mutations buffered and not yet sent."""
@@ -133,6 +160,6 @@ class Batch:
         tb: Optional[TracebackType],
     ) -> None:
         if self._transaction and exc_type is not None:
-            self._mutations, self._count, self._bytes = [], 0, 0
+            self._discard()
             return
         self.send()

@@ -292,8 +292,7 @@ class Table:
         :class:`Batch`), each send with ``durability``."""
         return Batch(self, timestamp, batch_size, transaction, durability, max_bytes)
 
-    def _mutate(self, mutations: List[pb.Mutation], durability: "pb.Durability") -> pb.MutateResponse:
-        request = pb.MutateRequest(table=self.name, mutations=mutations, durability=durability)
+    def _send_mutate(self, request: pb.MutateRequest) -> pb.MutateResponse:
         reply: pb.MutateResponse = self.connection._call("Mutate", request)
         return reply
 
