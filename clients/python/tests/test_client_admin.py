@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import cellar
-from conftest import Server
+from cellar_testserver import Server
 
 
 def test_create_list_describe_drop(conn: cellar.Connection) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import cellar
-from conftest import Server, cellar_bin
+from cellar_testserver import Server, cellar_bin
 
 
 def test_acknowledged_writes_survive_kill_9(tmp_path: Path) -> None:
