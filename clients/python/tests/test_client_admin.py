@@ -16,7 +16,7 @@ def test_create_list_describe_drop(conn: cellar.Connection) -> None:
         {
             "a": {"max_versions": 5, "time_to_live": 3600, "compression": "ZSTD"},
             "b": {"bloom_filter_type": "NONE", "in_memory": True},
-            "c": {},
+            "c:": {},  # happybase style: the trailing ':' is dropped
         },
     )
     try:

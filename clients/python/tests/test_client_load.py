@@ -77,3 +77,30 @@ def test_load_into_unknown_table(conn: cellar.Connection, tmp_path: Path) -> Non
 def test_missing_file(table: cellar.Table, tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         table.load(tmp_path / "absent.tsv")
+
+
+def test_text_mode_source_is_refused(table: cellar.Table) -> None:
+    with pytest.raises(TypeError, match="binary mode"):
+        table.load(io.StringIO(WIDE))  # type: ignore[arg-type]
+
+
+class FailingReader(io.RawIOBase):
+    """Gives the header and one line, then fails as a broken disk would."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        self.calls += 1
+        if self.calls == 1:
+            return b"row\tcf:a\nr1\tv\n"
+        raise OSError("disk on fire")
+
+
+def test_a_read_error_is_raised_and_nothing_is_loaded(table: cellar.Table) -> None:
+    with pytest.raises(OSError, match="disk on fire"):
+        table.load(FailingReader())  # type: ignore[arg-type]
+    assert table.row(b"r1") == {}

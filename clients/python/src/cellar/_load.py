@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator, Optional, Union
@@ -33,10 +34,10 @@ def load_requests(
     skip_bad_lines: bool,
     gzip: Optional[bool],
     chunk_size: int,
-) -> Iterator[pb.LoadRequest]:
+) -> "LoadStream":
     """The LoadRequest stream for ``source``, read lazily in ``chunk_size`` pieces (so a
-    file of any size is streamed with bounded memory). The file is opened before the first
-    message, so a missing file raises ``FileNotFoundError`` before the call starts."""
+    file of any size is streamed with bounded memory). The file is opened here, so a
+    missing file raises ``FileNotFoundError`` before the call starts."""
     if chunk_size < 1:
         raise ValueError("chunk_size must be > 0")
     if isinstance(source, (str, os.PathLike)):
@@ -45,6 +46,8 @@ def load_requests(
             gzip = path.endswith(".gz")
         stream: BinaryIO = open(path, "rb")
         owned = True
+    elif isinstance(source, io.TextIOBase):
+        raise TypeError("the load source must be opened in binary mode ('rb'), not text mode")
     elif hasattr(source, "read"):
         stream, owned = source, False
     else:
@@ -57,19 +60,37 @@ def load_requests(
         skip_bad_lines=skip_bad_lines,
         gzip=bool(gzip),
     )
-    return _messages(header, stream, owned, chunk_size)
+    return LoadStream(header, stream, owned, chunk_size)
 
 
-def _messages(header: pb.LoadHeader, stream: BinaryIO, owned: bool, chunk_size: int) -> Iterator[pb.LoadRequest]:
-    try:
-        yield pb.LoadRequest(header=header)
-        while True:
-            chunk = stream.read(chunk_size)
-            if not chunk:
-                return
-            if not isinstance(chunk, bytes):
-                raise TypeError("the load source must be opened in binary mode ('rb')")
-            yield pb.LoadRequest(data=chunk)
-    finally:
-        if owned:
-            stream.close()
+class LoadStream:
+    """The messages of one Load call. gRPC reports an exception raised while it pulls the
+    messages only as a cancelled call, so the exception is kept in ``error`` for the caller
+    to raise instead."""
+
+    def __init__(self, header: pb.LoadHeader, stream: BinaryIO, owned: bool, chunk_size: int) -> None:
+        self._header = header
+        self._stream = stream
+        self._owned = owned
+        self._chunk_size = chunk_size
+        self.error: Optional[BaseException] = None
+
+    def __iter__(self) -> Iterator[pb.LoadRequest]:
+        try:
+            yield pb.LoadRequest(header=self._header)
+            while True:
+                chunk = self._stream.read(self._chunk_size)
+                if not chunk:
+                    return
+                if not isinstance(chunk, (bytes, bytearray, memoryview)):
+                    raise TypeError("the load source must be opened in binary mode ('rb')")
+                yield pb.LoadRequest(data=bytes(chunk))
+        except BaseException as err:
+            self.error = err
+            raise
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._owned:
+            self._stream.close()

@@ -136,7 +136,9 @@ class Connection:
             raise ValueError("families must be a non-empty dict of family name -> options dict")
         schema = pb.TableSchema(name=cv.to_name(name, "a table name"))
         for family, options in families.items():
-            schema.families.append(_family_schema(cv.to_name(family, "a family name"), options or {}))
+            # happybase programs may write a family as "cf:"
+            family_name = cv.to_name(family, "a family name").rstrip(":")
+            schema.families.append(_family_schema(family_name, options or {}))
         self._call("CreateTable", pb.CreateTableRequest(schema=schema, if_not_exists=if_not_exists))
 
     def delete_table(self, name: cv.BytesLike, disable: bool = False, *, if_exists: bool = False) -> None:

@@ -9,6 +9,7 @@ from . import _convert as cv
 from ._load import LoadResult, Source, load_requests
 from ._proto import cellar_pb2 as pb
 from .batch import DEFAULT_MAX_BYTES, Batch
+from .errors import Error
 
 if TYPE_CHECKING:
     import pyarrow
@@ -424,7 +425,15 @@ class Table:
             gzip=gzip,
             chunk_size=chunk_size,
         )
-        reply = self.connection._client_stream("Load", requests)
+        try:
+            reply = self.connection._client_stream("Load", iter(requests))
+        except Error:
+            if requests.error is not None:
+                # Reading the file failed: that, not the cancelled call, is the news.
+                raise requests.error from None
+            raise
+        finally:
+            requests.close()
         return LoadResult(lines=reply.lines, cells=reply.cells, bad_lines=reply.bad_lines, bytes=reply.bytes)
 
 
