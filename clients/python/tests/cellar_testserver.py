@@ -45,8 +45,16 @@ class Server:
     def __init__(self, db: Path, extra_args: Optional[List[str]] = None) -> None:
         self.db = db
         args = [
-            str(cellar_bin()), "serve", "--db", str(db),
-            "--thrift", "none", "--grpc", "127.0.0.1:0", "--http", "none",
+            str(cellar_bin()),
+            "serve",
+            "--db",
+            str(db),
+            "--thrift",
+            "none",
+            "--grpc",
+            "127.0.0.1:0",
+            "--http",
+            "none",
             *(extra_args or []),
         ]
         self.log = open(db.parent / f"{db.name}.stderr.log", "ab")
@@ -77,7 +85,9 @@ class Server:
             pass
         self.stop()
         log = (self.db.parent / f"{self.db.name}.stderr.log").read_text(errors="replace")
-        pytest.fail(f"`cellar serve` printed no `listening grpc` line; its stderr:\n{log}", pytrace=False)
+        pytest.fail(
+            f"`cellar serve` printed no `listening grpc` line; its stderr:\n{log}", pytrace=False
+        )
 
     def connect(self, token: Optional[str] = None) -> cellar.Connection:
         return cellar.Connection(self.host, self.port, token=token, timeout=CALL_TIMEOUT)

@@ -83,7 +83,10 @@ def test_hql_error_names_the_line(conn: cellar.Connection) -> None:
         assert conn.table("hql_e").row(b"after") == {}
         # with keep_going they do, and the error is raised at the end
         with pytest.raises(cellar.HqlError):
-            conn.hql("SELECT * FROM no_such_table;\nINSERT INTO hql_e VALUES ('after', 'f', 'v');", keep_going=True)
+            conn.hql(
+                "SELECT * FROM no_such_table;\nINSERT INTO hql_e VALUES ('after', 'f', 'v');",
+                keep_going=True,
+            )
         assert conn.table("hql_e").row(b"after") == {b"f:": b"v"}
         with pytest.raises(cellar.HqlError) as info:
             conn.hql("SELEC * FROM hql_e;")

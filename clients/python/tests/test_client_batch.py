@@ -22,7 +22,10 @@ def test_sent_at_exit(table: cellar.Table) -> None:
         assert len(b) == 4
         assert table.row(b"r1") == {}  # nothing sent yet
     assert len(b) == 0
-    assert table.rows([b"r1", b"r2"]) == [(b"r1", {b"cf:a": b"1"}), (b"r2", {b"cf:a": b"2", b"other:x": b"3"})]
+    assert table.rows([b"r1", b"r2"]) == [
+        (b"r1", {b"cf:a": b"1"}),
+        (b"r2", {b"cf:a": b"2", b"other:x": b"3"}),
+    ]
     assert len(b.put_timestamps) == 3
 
 

@@ -49,7 +49,9 @@ def test_oversized_request_is_resource_exhausted(table: cellar.Table) -> None:
     assert table.row(b"r") == {b"cf:a": b"ok"}
 
 
-def test_missing_binary_names_the_build_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_missing_binary_names_the_build_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("CELLAR_BIN", str(tmp_path / "no-cellar"))
     with pytest.raises(pytest.fail.Exception, match=r"cargo build --release -p cellar-cli"):
         cellar_bin()

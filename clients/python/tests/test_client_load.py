@@ -40,8 +40,10 @@ def test_load_gzip_and_file_objects(table: cellar.Table, tmp_path: Path) -> None
 
 def test_load_with_timestamps_and_options(table: cellar.Table, tmp_path: Path) -> None:
     path = tmp_path / "ts.tsv"
-    path.write_text("cf:a\tkey\tts\tjunk\n" "v1\tk1\t1000\tj\n" "v2\tk2\t2000\tj\n")
-    result = table.load(path, row_key_column="key", timestamp_column="ts", ignore_unknown_columns=True)
+    path.write_text("cf:a\tkey\tts\tjunk\nv1\tk1\t1000\tj\nv2\tk2\t2000\tj\n")
+    result = table.load(
+        path, row_key_column="key", timestamp_column="ts", ignore_unknown_columns=True
+    )
     assert result.cells == 2
     assert table.row(b"k1", include_timestamp=True) == {b"cf:a": (b"v1", 1000)}
     assert table.row(b"k2", include_timestamp=True) == {b"cf:a": (b"v2", 2000)}

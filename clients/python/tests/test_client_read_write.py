@@ -76,7 +76,10 @@ def test_cells(table: cellar.Table) -> None:
     # the family keeps 3 versions
     assert table.cells(b"r", b"cf:a") == [b"v4", b"v3", b"v2"]
     assert table.cells(b"r", b"cf:a", versions=2) == [b"v4", b"v3"]
-    assert table.cells(b"r", b"cf:a", versions=2, include_timestamp=True) == [(b"v4", T + 4), (b"v3", T + 3)]
+    assert table.cells(b"r", b"cf:a", versions=2, include_timestamp=True) == [
+        (b"v4", T + 4),
+        (b"v3", T + 3),
+    ]
     assert table.cells(b"r", b"cf:a", timestamp=T + 4) == [b"v3", b"v2", b"v1"]
     assert table.cells(b"r", b"cf:a", time_range=(T + 2, T + 4)) == [b"v3", b"v2"]
     assert table.cells(b"r", b"cf:nope") == []
@@ -105,7 +108,11 @@ def test_rows(table: cellar.Table) -> None:
     table.put(b"b", {b"cf:x": b"2", b"other:y": b"3"})
     table.put(b"c", {b"cf:x": b"4"})
     got = table.rows([b"c", b"missing", b"a", b"b"])
-    assert got == [(b"c", {b"cf:x": b"4"}), (b"a", {b"cf:x": b"1"}), (b"b", {b"cf:x": b"2", b"other:y": b"3"})]
+    assert got == [
+        (b"c", {b"cf:x": b"4"}),
+        (b"a", {b"cf:x": b"1"}),
+        (b"b", {b"cf:x": b"2", b"other:y": b"3"}),
+    ]
     assert table.rows([b"b"], columns=[b"other"]) == [(b"b", {b"other:y": b"3"})]
     assert table.rows([]) == []
 

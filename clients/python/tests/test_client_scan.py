@@ -50,7 +50,11 @@ def test_start_stop_prefix(filled: cellar.Table) -> None:
 def test_reverse(filled: cellar.Table) -> None:
     assert keys(filled.scan(reverse=True)) == ALL[::-1]
     # reversed, row_start is the upper end (inclusive) and row_stop the lower (exclusive)
-    assert keys(filled.scan(row_start=b"a05", row_stop=b"a02", reverse=True)) == [b"a05", b"a04", b"a03"]
+    assert keys(filled.scan(row_start=b"a05", row_stop=b"a02", reverse=True)) == [
+        b"a05",
+        b"a04",
+        b"a03",
+    ]
     assert keys(filled.scan(row_prefix=b"a", reverse=True, limit=2)) == [b"a09", b"a08"]
 
 
@@ -63,8 +67,13 @@ def test_limit_and_batch_sizes(filled: cellar.Table) -> None:
 
 
 def test_columns_and_timestamps(filled: cellar.Table) -> None:
-    assert list(filled.scan(row_prefix=b"a0", columns=[b"other"], limit=1)) == [(b"a00", {b"other:x": b"x"})]
-    assert list(filled.scan(columns=[b"cf:v"], limit=2)) == [(b"a00", {b"cf:v": b"a00"}), (b"a01", {b"cf:v": b"a01"})]
+    assert list(filled.scan(row_prefix=b"a0", columns=[b"other"], limit=1)) == [
+        (b"a00", {b"other:x": b"x"})
+    ]
+    assert list(filled.scan(columns=[b"cf:v"], limit=2)) == [
+        (b"a00", {b"cf:v": b"a00"}),
+        (b"a01", {b"cf:v": b"a01"}),
+    ]
     got = list(filled.scan(row_prefix=b"b", columns=[b"cf:w"], include_timestamp=True, limit=2))
     assert got == [(b"b00", {b"cf:w": (b"w", T)}), (b"b01", {b"cf:w": (b"w", T + 1)})]
     # rows whose cells all fall outside the range are left out
@@ -83,14 +92,17 @@ def test_filters(filled: cellar.Table) -> None:
     assert keys(filled.scan(filter="PrefixFilter('b0')")) == ALL[10:]
     rows = list(filled.scan(filter="KeyOnlyFilter()", limit=1))
     assert rows == [(b"a00", {b"cf:v": b"", b"cf:w": b"", b"other:x": b""})]
-    assert keys(filled.scan(filter="RowFilter(=, 'binary:a03') OR RowFilter(=, 'binary:b04')")) == [b"a03", b"b04"]
+    assert keys(filled.scan(filter="RowFilter(=, 'binary:a03') OR RowFilter(=, 'binary:b04')")) == [
+        b"a03",
+        b"b04",
+    ]
 
 
 def test_leaving_a_scan_early(filled: cellar.Table) -> None:
     scanner = filled.scan(batch_size=2)
     assert next(scanner)[0] == b"a00"
     scanner.close()
-    for i, (k, _) in enumerate(filled.scan(batch_size=1)):
+    for i, _row in enumerate(filled.scan(batch_size=1)):
         if i == 3:
             break
     assert keys(filled.scan(limit=1)) == [b"a00"]
@@ -103,7 +115,7 @@ def test_large_rows_are_streamed(table: cellar.Table) -> None:
         for i in range(40):
             b.put(b"big%02d" % i, {b"cf:v": big})
     count = 0
-    for k, data in table.scan(batch_size=1000):
+    for _key, data in table.scan(batch_size=1000):
         assert data == {b"cf:v": big}
         count += 1
     assert count == 40
@@ -114,8 +126,13 @@ def test_scan_arrow(filled: cellar.Table) -> None:
 
     t = filled.scan_arrow(row_prefix=b"a", columns=[b"cf"])
     assert t.schema == pa.schema(
-        [("row", pa.binary()), ("family", pa.binary()), ("qualifier", pa.binary()),
-         ("timestamp", pa.uint64()), ("value", pa.binary())]
+        [
+            ("row", pa.binary()),
+            ("family", pa.binary()),
+            ("qualifier", pa.binary()),
+            ("timestamp", pa.uint64()),
+            ("value", pa.binary()),
+        ]
     )
     assert t.num_rows == 20  # 10 rows x 2 cells
     assert t.column("row").to_pylist()[:4] == [b"a00", b"a00", b"a01", b"a01"]

@@ -10,7 +10,9 @@ from ._proto import cellar_pb2 as pb
 BytesLike = Union[bytes, str]
 #: The cells of a put: ``{b"family:qualifier": value}`` (a Mapping's key type is invariant,
 #: hence one alternative per key type).
-ColumnData = Union[Mapping[bytes, BytesLike], Mapping[str, BytesLike], Mapping[BytesLike, BytesLike]]
+ColumnData = Union[
+    Mapping[bytes, BytesLike], Mapping[str, BytesLike], Mapping[BytesLike, BytesLike]
+]
 #: A durability mode of a write; ``None`` is the server's default (``cellar serve --durability``).
 DurabilityName = Literal["buffered", "flush", "sync"]
 #: ``(min, max)`` in nanoseconds since the epoch: ``min`` inclusive, ``max`` exclusive.

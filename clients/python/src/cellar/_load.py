@@ -68,7 +68,9 @@ class LoadStream:
     messages only as a cancelled call, so the exception is kept in ``error`` for the caller
     to raise instead."""
 
-    def __init__(self, header: pb.LoadHeader, stream: BinaryIO, owned: bool, chunk_size: int) -> None:
+    def __init__(
+        self, header: pb.LoadHeader, stream: BinaryIO, owned: bool, chunk_size: int
+    ) -> None:
         self._header = header
         self._stream = stream
         self._owned = owned

@@ -36,8 +36,9 @@ class Batch:
     ``timestamp`` (nanoseconds since the epoch) is given to every put that does not name
     one. Deletes are not stamped by it: a delete removes every version of what it names,
     or, given its own ``timestamp``, exactly that version (Cellar deletes versions by
-    exact timestamp, not "this one and older" as HBase does). ``durability`` (``'buffered'``, ``'flush'``, ``'sync'`` or
-    ``None`` for the server's default) applies to every Mutate the batch sends.
+    exact timestamp, not "this one and older" as HBase does). ``durability``
+    (``'buffered'``, ``'flush'``, ``'sync'`` or ``None`` for the server's default) applies
+    to every Mutate the batch sends.
     """
 
     def __init__(

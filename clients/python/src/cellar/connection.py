@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Any, Generator, Iterator, List, Mapping, Optional, Tuple, Type
 
 import grpc
 
@@ -12,8 +12,6 @@ from ._proto import cellar_pb2 as pb
 from ._proto import cellar_pb2_grpc as pb_grpc
 from .errors import Error, from_rpc_error, hql_error
 from .table import Table
-
-T = TypeVar("T")
 
 #: Largest message the client accepts: a scan message holds whole rows, and one row may be
 #: larger than gRPC's default 4 MiB (a value may be up to 64 MiB).
@@ -79,7 +77,7 @@ class Connection:
         except grpc.RpcError as err:
             raise from_rpc_error(err) from None
 
-    def _stream(self, method: str, request: Any) -> Iterator[Any]:
+    def _stream(self, method: str, request: Any) -> Generator[Any, None, None]:
         """Calls a server-streaming RPC; the call is cancelled when the iterator is closed
         early (a ``break`` out of a scan)."""
         self._check_open()
@@ -95,7 +93,9 @@ class Connection:
     def _client_stream(self, method: str, requests: Iterator[Any]) -> Any:
         self._check_open()
         try:
-            return getattr(self._stub, method)(requests, timeout=self.timeout, metadata=self._metadata)
+            return getattr(self._stub, method)(
+                requests, timeout=self.timeout, metadata=self._metadata
+            )
         except grpc.RpcError as err:
             raise from_rpc_error(err) from None
 
@@ -125,8 +125,9 @@ class Connection:
 
         ``families`` maps each family name to a dict of options, as happybase's
         ``create_table`` does: ``max_versions`` (versions a read returns; default 1, as
-        in HBase and HQL; 0 = every version), ``time_to_live`` (seconds; cells older are invisible), ``compression``
-        (``'none'``, ``'lz4'`` or ``'zstd'``, any case; default: the database's),
+        in HBase and HQL; 0 = every version), ``time_to_live`` (seconds; cells older are
+        invisible), ``compression`` (``'none'``, ``'lz4'`` or ``'zstd'``, any case;
+        default: the database's),
         ``bloom_filter_type`` (``'NONE'`` turns off the family's bloom filter). happybase's
         ``in_memory``, ``block_cache_enabled``, ``bloom_filter_vector_size`` and
         ``bloom_filter_nb_hashes`` are accepted and ignored. Raises
@@ -141,7 +142,9 @@ class Connection:
             schema.families.append(_family_schema(family_name, options or {}))
         self._call("CreateTable", pb.CreateTableRequest(schema=schema, if_not_exists=if_not_exists))
 
-    def delete_table(self, name: cv.BytesLike, disable: bool = False, *, if_exists: bool = False) -> None:
+    def delete_table(
+        self, name: cv.BytesLike, disable: bool = False, *, if_exists: bool = False
+    ) -> None:
         """Drops table ``name`` and all its cells. ``disable`` is accepted for happybase
         compatibility (Cellar drops enabled tables). Raises :class:`cellar.NotFound` when
         the table does not exist (unless ``if_exists``)."""
@@ -210,7 +213,11 @@ def _family_schema(name: str, options: Mapping[str, Any]) -> pb.FamilySchema:
     schema = pb.FamilySchema(name=name, max_versions=1)
     for key, value in options.items():
         if key == "max_versions":
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0xFFFFFFFF:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or not 0 <= value <= 0xFFFFFFFF
+            ):
                 raise ValueError(f"family {name}: max_versions must be an int >= 0, not {value!r}")
             schema.max_versions = value
         elif key == "time_to_live":
@@ -224,7 +231,9 @@ def _family_schema(name: str, options: Mapping[str, Any]) -> pb.FamilySchema:
         elif key == "bloom_filter_type":
             kind = str(value).upper()
             if kind not in ("NONE", "ROW", "ROWS", "TRUE", "FALSE"):
-                raise ValueError(f"family {name}: bloom_filter_type must be 'NONE' or 'ROW', not {value!r}")
+                raise ValueError(
+                    f"family {name}: bloom_filter_type must be 'NONE' or 'ROW', not {value!r}"
+                )
             schema.no_bloom_filter = kind in ("NONE", "FALSE")
         elif key in _IGNORED_FAMILY_OPTIONS:
             continue

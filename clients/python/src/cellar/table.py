@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any, Dict, Generator, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Generator,
+    Iterable,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from . import _convert as cv
 from ._load import LoadResult, Source, load_requests
@@ -60,7 +71,9 @@ class Table:
         to ``row_stop=k[i+1]``."""
         if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= 0xFFFFFFFF:
             raise ValueError(f"parts must be an int >= 1, not {parts!r}")
-        reply = self.connection._call("SplitPoints", pb.SplitPointsRequest(table=self.name, parts=parts))
+        reply = self.connection._call(
+            "SplitPoints", pb.SplitPointsRequest(table=self.name, parts=parts)
+        )
         return list(reply.rows)
 
     # -- reads ----------------------------------------------------------------------------
@@ -176,12 +189,25 @@ class Table:
         are those of :meth:`row`. Leaving the loop early cancels the scan on the server.
         """
         request = self._scan_request(
-            row_start, row_stop, row_prefix, columns, filter, timestamp, time_range,
-            batch_size, limit, reverse, versions,
+            row_start,
+            row_stop,
+            row_prefix,
+            columns,
+            filter,
+            timestamp,
+            time_range,
+            batch_size,
+            limit,
+            reverse,
+            versions,
         )
-        for message in self.connection._stream("Scan", request):
-            for r in message.rows:
-                yield r.row, cv.row_dict(r, include_timestamp, versions)
+        messages = self.connection._stream("Scan", request)
+        try:
+            for message in messages:
+                for r in message.rows:
+                    yield r.row, cv.row_dict(r, include_timestamp, versions)
+        finally:
+            messages.close()  # cancels the call when the caller stopped early
 
     def scan_arrow(
         self,
@@ -205,8 +231,17 @@ class Table:
         from ._arrow import cells_table
 
         request = self._scan_request(
-            row_start, row_stop, row_prefix, columns, filter, timestamp, time_range,
-            batch_size, limit, reverse, versions,
+            row_start,
+            row_stop,
+            row_prefix,
+            columns,
+            filter,
+            timestamp,
+            time_range,
+            batch_size,
+            limit,
+            reverse,
+            versions,
         )
         return cells_table(self.connection._stream("Scan", request))
 
@@ -226,7 +261,9 @@ class Table:
     ) -> pb.ScanRequest:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError("'batch_size' must be an int >= 1")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        ):
             raise ValueError("'limit' must be an int >= 1 (or None)")
         if filter is not None and not isinstance(filter, str):
             raise TypeError("'filter' must be a str")
@@ -324,7 +361,10 @@ class Table:
     def _deletes_at(self, row: bytes, columns: List[pb.Column], timestamp: int) -> List[pb.Delete]:
         upper = timestamp + 1 if timestamp < _U64_MAX else 0
         request = pb.GetRequest(
-            table=self.name, row=row, columns=columns, time_range=pb.TimeRange(min=timestamp, max=upper)
+            table=self.name,
+            row=row,
+            columns=columns,
+            time_range=pb.TimeRange(min=timestamp, max=upper),
         )
         reply = self.connection._call("Get", request)
         if not reply.HasField("row"):
@@ -343,7 +383,11 @@ class Table:
         """Adds ``value`` to the counter in ``column`` of ``row`` atomically (a missing
         counter counts from 0) and returns the new value. Counters are 8-byte big-endian
         signed integers, as in HBase."""
-        if isinstance(value, bool) or not isinstance(value, int) or not -(1 << 63) <= value < (1 << 63):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not -(1 << 63) <= value < (1 << 63)
+        ):
             raise ValueError(f"value must be a 64-bit int, not {value!r}")
         family, qualifier = cv.put_column(column)
         request = pb.IncrementRequest(
@@ -386,7 +430,11 @@ class Table:
         durability: Optional[cv.DurabilityName] = None,
     ) -> None:
         """Sets the counter to ``value`` (a put of 8 big-endian bytes)."""
-        if isinstance(value, bool) or not isinstance(value, int) or not -(1 << 63) <= value < (1 << 63):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not -(1 << 63) <= value < (1 << 63)
+        ):
             raise ValueError(f"value must be a 64-bit int, not {value!r}")
         self.put(row, {column: _I64.pack(value)}, durability=durability)
 
@@ -434,7 +482,9 @@ class Table:
             raise
         finally:
             requests.close()
-        return LoadResult(lines=reply.lines, cells=reply.cells, bad_lines=reply.bad_lines, bytes=reply.bytes)
+        return LoadResult(
+            lines=reply.lines, cells=reply.cells, bad_lines=reply.bad_lines, bytes=reply.bytes
+        )
 
 
 def _set_range(
@@ -452,7 +502,9 @@ def _delete_target(column: cv.BytesLike) -> Tuple[str, Optional[bytes]]:
     return family, (qualifier if qualifier else None)
 
 
-def _delete(row: bytes, family: str, qualifier: Optional[bytes], timestamp: Optional[int]) -> pb.Delete:
+def _delete(
+    row: bytes, family: str, qualifier: Optional[bytes], timestamp: Optional[int]
+) -> pb.Delete:
     d = pb.Delete(row=row, family=family)
     if qualifier is not None:
         d.qualifier = qualifier
