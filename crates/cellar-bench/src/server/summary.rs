@@ -55,7 +55,7 @@ pub fn targets(records: &[ServerRecord], cfg: &Config, stamp: &RunStamp) -> Vec<
         }
     };
     out.push(TargetRecord::new(
-        &format!("get-grpc p99 at {GET_TARGET_RATE}/s"),
+        &format!("get-grpc p99 at {GET_TARGET_RATE} gets per s"),
         p99,
         "µs",
         Goal::AtMost(1000.0),
