@@ -29,6 +29,7 @@ pub mod cell_key;
 pub mod error;
 mod gc;
 mod load;
+mod mutate;
 pub mod scan;
 pub mod schema;
 mod store;
@@ -38,6 +39,7 @@ mod writer;
 
 pub use cellar_load::{LoadError, LoadSpec, LoadStats, ProgressSink};
 pub use error::{Result, TableError};
+pub use mutate::Mutation;
 pub use scan::{CellRef, ColumnSelector, RowSelection, ScanSpec, Scanner, TimeRange};
 pub use schema::{FamilyCompression, FamilyOptions, FamilySchema, TableSchema};
 pub use store::CellStore;
