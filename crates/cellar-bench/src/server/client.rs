@@ -45,7 +45,9 @@ pub fn import(
     for _ in 0..writers {
         let client = connect(addr)?;
         mutators.push(std::sync::Mutex::new(Some(
-            client.buffered_mutator(table).with_buffer_bytes(buffer_bytes),
+            client
+                .buffered_mutator(table)
+                .with_buffer_bytes(buffer_bytes),
         )));
     }
     let (elapsed, lats) = crate::suite::run_threads(writers, |w| {
@@ -116,7 +118,8 @@ pub fn gets(
 pub fn create_table(addr: SocketAddr, table: &str) -> Result<()> {
     use cellar_client::{FamilySchema, TableSchema};
     let c = connect(addr)?;
-    c.drop_table(table, true).map_err(|e| err("drop_table", e))?;
+    c.drop_table(table, true)
+        .map_err(|e| err("drop_table", e))?;
     let mut schema = TableSchema::new(table);
     schema.families.push(FamilySchema::new(FAMILY));
     c.create_table(&schema, false)

@@ -57,7 +57,8 @@ const CELLAR_START: Duration = Duration::from_secs(60);
 const HBASE_START: Duration = Duration::from_secs(300);
 const HBASE_STOP: Duration = Duration::from_secs(120);
 const HBASE_NATIVE_TIMEOUT: Duration = Duration::from_secs(3 * 3600);
-const HBASE_THRIFT_SERVER: &str = "HBase 2.6.1 ThriftServer (threadpool, buffered, binary) + mini-cluster";
+const HBASE_THRIFT_SERVER: &str =
+    "HBase 2.6.1 ThriftServer (threadpool, buffered, binary) + mini-cluster";
 const HAPPYBASE: &str = "happybase 1.3 (Thrift1, buffered transport, binary protocol)";
 
 #[derive(Debug, Clone, Args)]
@@ -72,11 +73,21 @@ pub struct ServerArgs {
     pub records: Option<u64>,
 
     /// Writer counts (processes for Python, threads for the Rust and Java clients).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "1,6")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "1,6"
+    )]
     pub writers: Vec<usize>,
 
     /// Point-get rates (requests per second), one open-loop step each.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "1000,5000,10000")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "1000,5000,10000"
+    )]
     pub rates: Vec<u64>,
 
     /// Length of each point-get step in seconds [default: 10, 1 with --quick].
@@ -154,7 +165,12 @@ fn invalid(what: impl Into<String>) -> BenchError {
 impl Config {
     fn resolve(a: &ServerArgs) -> Result<Config> {
         let (mut cellar, mut hbase) = (false, false);
-        for name in a.engines.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        for name in a
+            .engines
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
             match name {
                 "cellar" => cellar = true,
                 "hbase" => hbase = true,
@@ -329,8 +345,8 @@ struct ImportFigures {
 
 pub fn run(a: &ServerArgs) -> Result<()> {
     let cfg = Config::resolve(a)?;
-    crate::suite::check_writable(a.json.as_deref())?;
     std::fs::create_dir_all(&cfg.db_dir).map_err(|e| BenchError::io(&cfg.db_dir, e))?;
+    crate::suite::check_writable(a.json.as_deref())?;
     let t0 = Instant::now();
     import::write_input(&cfg.input, cfg.records, cfg.seed)?;
     eprintln!(
@@ -367,7 +383,10 @@ pub fn run(a: &ServerArgs) -> Result<()> {
     if let Some(path) = &a.json {
         record::write_lines(path, &run.records, &targets)?;
     }
-    print!("{}", summary::markdown(&run.records, &targets, &run.skipped));
+    print!(
+        "{}",
+        summary::markdown(&run.records, &targets, &run.skipped)
+    );
     run.failure.map_or(Ok(()), Err)
 }
 

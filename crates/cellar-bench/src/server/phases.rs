@@ -63,10 +63,14 @@ pub fn cellar(run: &mut Run, a: &ServerArgs, py: Option<&PyDriver>) -> Result<()
     let db = cfg.db_dir.join("server-cellar");
     crate::procfs::remove_dir(&db)?;
     let mut cmd = Command::new(bin);
-    cmd.arg("serve")
-        .arg("--db")
-        .arg(&db)
-        .args(["--thrift", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--http", "none"]);
+    cmd.arg("serve").arg("--db").arg(&db).args([
+        "--thrift",
+        "127.0.0.1:0",
+        "--grpc",
+        "127.0.0.1:0",
+        "--http",
+        "none",
+    ]);
     let server = ServerProcess::start(
         CELLAR_SERVER,
         cmd,
@@ -98,7 +102,14 @@ fn on_cellar_server(
     if let Some(py) = py {
         python_grpc_import(run, py, grpc)?;
         let w = writers.iter().copied().max().unwrap_or(1);
-        thrift_gets(run, py, "cellar", CELLAR_SERVER, thrift, &format!("thrift_w{w}"))?;
+        thrift_gets(
+            run,
+            py,
+            "cellar",
+            CELLAR_SERVER,
+            thrift,
+            &format!("thrift_w{w}"),
+        )?;
     }
     Ok(())
 }
@@ -340,7 +351,12 @@ fn rust_client_phases(
                 threads: cfg.get_threads,
             },
         );
-        let mut rec = ServerRecord::new(s, "cellar-client get (Rust, gRPC)", CELLAR_SERVER, &run.stamp);
+        let mut rec = ServerRecord::new(
+            s,
+            "cellar-client get (Rust, gRPC)",
+            CELLAR_SERVER,
+            &run.stamp,
+        );
         rec.target_rps = Some(rate as f64);
         rec.unserved = Some(o.unserved);
         run.push(rec);
@@ -367,8 +383,7 @@ fn rust_client_phases(
 /// native BufferedMutator on the same cluster.
 pub fn hbase(run: &mut Run, a: &ServerArgs, py: Option<&PyDriver>) -> Result<()> {
     let java_dir = a.java_dir.clone().unwrap_or_else(java::default_java_dir);
-    let mut cmd = match JavaPeer::HBase.command_with_main(&java_dir, a.java_heap_mb, GATEWAY_MAIN)
-    {
+    let mut cmd = match JavaPeer::HBase.command_with_main(&java_dir, a.java_heap_mb, GATEWAY_MAIN) {
         Ok(c) => c,
         Err(why) => {
             run.note_skip(format!("hbase: {why}"));
@@ -406,7 +421,14 @@ fn on_hbase_gateway(
             run.keep(&format!("hbase happybase w{w}"), r);
         }
         let w = writers.iter().copied().max().unwrap_or(1);
-        let r = thrift_gets(run, py, "hbase", HBASE_THRIFT_SERVER, thrift, &format!("thrift_w{w}"));
+        let r = thrift_gets(
+            run,
+            py,
+            "hbase",
+            HBASE_THRIFT_SERVER,
+            thrift,
+            &format!("thrift_w{w}"),
+        );
         run.keep("hbase get-thrift", r);
     }
     hbase_native(run, gateway)

@@ -217,7 +217,10 @@ mod tests {
     #[test]
     fn a_server_is_waited_for_and_stopped_by_its_guard() {
         let mut cmd = Command::new("sh");
-        cmd.args(["-c", "echo hello; echo listening thrift 127.0.0.1:4242; cat"]);
+        cmd.args([
+            "-c",
+            "echo hello; echo listening thrift 127.0.0.1:4242; cat",
+        ]);
         let s = ServerProcess::start(
             "sh",
             cmd,

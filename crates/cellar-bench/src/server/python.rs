@@ -101,7 +101,9 @@ pub fn default_script() -> PathBuf {
 /// the source tree, if there is one.
 pub fn default_python() -> Option<PathBuf> {
     let rel = Path::new("target/py-venv/bin/python");
-    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel);
     [rel.to_path_buf(), tree].into_iter().find(|p| p.is_file())
 }
 
@@ -142,7 +144,11 @@ impl PyDriver {
             .output()
             .map_err(|e| err(format!("{} could not run: {e}", self.python.display())))?;
         let text = String::from_utf8_lossy(&out.stdout);
-        let line = text.lines().rev().find(|l| l.starts_with('{')).unwrap_or("");
+        let line = text
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or("");
         if out.status.code() == Some(EXIT_SKIPPED) {
             return Ok(Outcome::Skipped(skip_reason(line)));
         }
@@ -262,7 +268,10 @@ fn skip_reason(line: &str) -> String {
 /// All writers' rows over the span from the first start to the last end.
 fn combine(lines: &[WriterLine]) -> Import {
     let start = lines.iter().map(|l| l.start).fold(f64::INFINITY, f64::min);
-    let end = lines.iter().map(|l| l.end).fold(f64::NEG_INFINITY, f64::max);
+    let end = lines
+        .iter()
+        .map(|l| l.end)
+        .fold(f64::NEG_INFINITY, f64::max);
     let mut sends = Latency::default();
     for l in lines {
         for us in &l.send_latency_us {

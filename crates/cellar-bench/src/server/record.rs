@@ -68,8 +68,8 @@ fn source_commit() -> Option<String> {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let head = git(&["rev-parse", "--short", "HEAD"]).filter(|h| !h.is_empty())?;
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-        .is_some_and(|s| !s.is_empty());
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     Some(if dirty { format!("{head}-dirty") } else { head })
 }
 
@@ -294,9 +294,24 @@ mod tests {
         };
         let t = TargetRecord::new("x", Ok((3.5, "i".into())), "x", Goal::AtLeast(3.0), &stamp);
         assert_eq!((t.met, t.target.as_str()), (Some(true), ">= 3"));
-        let t = TargetRecord::new("p99", Ok((1200.0, "i".into())), "µs", Goal::AtMost(1000.0), &stamp);
+        let t = TargetRecord::new(
+            "p99",
+            Ok((1200.0, "i".into())),
+            "µs",
+            Goal::AtMost(1000.0),
+            &stamp,
+        );
         assert_eq!(t.met, Some(false));
-        let t = TargetRecord::new("y", Err("hbase not run".into()), "x", Goal::AtLeast(10.0), &stamp);
-        assert_eq!((t.value, t.met, t.inputs.as_str()), (None, None, "hbase not run"));
+        let t = TargetRecord::new(
+            "y",
+            Err("hbase not run".into()),
+            "x",
+            Goal::AtLeast(10.0),
+            &stamp,
+        );
+        assert_eq!(
+            (t.value, t.met, t.inputs.as_str()),
+            (None, None, "hbase not run")
+        );
     }
 }

@@ -48,9 +48,10 @@ pub fn targets(records: &[ServerRecord], cfg: &Config, stamp: &RunStamp) -> Vec<
     } else {
         let achieved = f.ops("cellar", &get);
         match (f.p99("cellar", &get), achieved) {
-            (Some(p), Some(rps)) if p.is_finite() => {
-                Ok((p, format!("cellar {get}: p99 {p:.0} µs at {rps:.0} gets/s achieved")))
-            }
+            (Some(p), Some(rps)) if p.is_finite() => Ok((
+                p,
+                format!("cellar {get}: p99 {p:.0} µs at {rps:.0} gets/s achieved"),
+            )),
             _ => Err(format!("cellar {get} not measured")),
         }
     };
