@@ -194,7 +194,7 @@ impl Config {
         if a.writers.is_empty() || a.writers.contains(&0) {
             return Err(invalid("--writers needs writer counts of at least 1"));
         }
-        if a.rates.contains(&0) || !(get_seconds > 0.0) || a.get_threads == 0 {
+        if a.rates.contains(&0) || !get_seconds.is_finite() || get_seconds <= 0.0 || a.get_threads == 0 {
             return Err(invalid(
                 "--rates, --get-seconds and --get-threads must be above 0",
             ));
