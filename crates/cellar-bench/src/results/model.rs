@@ -604,5 +604,13 @@ mod tests {
             "range reads"
         );
         assert_eq!(Family::Elliptics.variant_group("load"), "load");
+        assert_eq!(Family::of("server"), Family::Server);
+        assert_eq!(Family::of(SERVER_TARGETS), Family::Server);
+        assert_eq!(Family::Server.variant_group("thrift/w6"), "thrift");
+        assert_eq!(Family::Server.variant_group("get-grpc/r10000"), "get-grpc");
+        assert_eq!(Family::Server.variant_group("rust client ÷ embedded import, w1"), "");
+        assert!(
+            Family::Server.group_rank("embedded") < Family::Server.group_rank("get-thrift")
+        );
     }
 }
