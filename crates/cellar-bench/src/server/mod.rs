@@ -194,7 +194,11 @@ impl Config {
         if a.writers.is_empty() || a.writers.contains(&0) {
             return Err(invalid("--writers needs writer counts of at least 1"));
         }
-        if a.rates.contains(&0) || !get_seconds.is_finite() || get_seconds <= 0.0 || a.get_threads == 0 {
+        if a.rates.contains(&0)
+            || !get_seconds.is_finite()
+            || get_seconds <= 0.0
+            || a.get_threads == 0
+        {
             return Err(invalid(
                 "--rates, --get-seconds and --get-threads must be above 0",
             ));
@@ -227,13 +231,18 @@ struct Run {
     sizes: (usize, usize),
     records: Vec<ServerRecord>,
     skipped: Vec<String>,
+    skip_records: Vec<record::SkipRecord>,
     failure: Option<BenchError>,
 }
 
 impl Run {
-    fn note_skip(&mut self, why: String) {
-        eprintln!("[server] skipped {why}");
-        self.skipped.push(why);
+    /// Variants of `engine` (e.g. "thrift/*") that could not run, and why.
+    fn note_skip(&mut self, engine: &str, variants: &str, why: String) {
+        let text = format!("{engine} {variants}: {why}");
+        eprintln!("[server] skipped {text}");
+        self.skipped.push(text);
+        self.skip_records
+            .push(record::SkipRecord::new(engine, variants, why, &self.stamp));
     }
 
     /// Keeps the first failure and goes on with the next phase.
@@ -362,12 +371,22 @@ pub fn run(a: &ServerArgs) -> Result<()> {
         sizes,
         records: Vec::new(),
         skipped: Vec::new(),
+        skip_records: Vec::new(),
         failure: None,
     };
     let py = match resolve_python(a) {
         Ok(p) => Some(p),
         Err(why) => {
-            run.note_skip(format!("happybase and Python gRPC variants: {why}"));
+            let systems = [("cellar", cfg.cellar), ("hbase", cfg.hbase)];
+            for (engine, on) in systems {
+                if on {
+                    run.note_skip(engine, "thrift/*", why.clone());
+                    run.note_skip(engine, "get-thrift/*", why.clone());
+                }
+            }
+            if cfg.cellar {
+                run.note_skip("cellar", "grpc-python/*", why);
+            }
             None
         }
     };
@@ -381,7 +400,7 @@ pub fn run(a: &ServerArgs) -> Result<()> {
     }
     let targets = summary::targets(&run.records, &run.cfg, &run.stamp);
     if let Some(path) = &a.json {
-        record::write_lines(path, &run.records, &targets)?;
+        record::write_lines(path, &run.records, &run.skip_records, &targets)?;
     }
     print!(
         "{}",

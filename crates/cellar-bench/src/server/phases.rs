@@ -53,10 +53,14 @@ pub fn cellar(run: &mut Run, a: &ServerArgs, py: Option<&PyDriver>) -> Result<()
         Some(b) if b.is_file() => b,
         other => {
             let at = other.map_or_else(|| "?".into(), |p| p.display().to_string());
-            run.note_skip(format!(
-                "cellar serve: no `cellar` binary at {at} (cargo build --release -p cellar-cli, \
-                 or --cellar-bin)"
-            ));
+            run.note_skip(
+                "cellar",
+                "thrift/*, native/*, get-*",
+                format!(
+                    "no `cellar` binary at {at} (cargo build --release -p cellar-cli, or \
+                     --cellar-bin)"
+                ),
+            );
             return Ok(());
         }
     };
@@ -126,7 +130,7 @@ fn happybase_import(
     let table = format!("thrift_w{writers}");
     let cfg = run.cfg.clone();
     if let Outcome::Skipped(why) = py.create_table(addr, &table, Api::Happybase)? {
-        run.note_skip(format!("{engine} thrift/w{writers}: {why}"));
+        run.note_skip(engine, &format!("thrift/w{writers}"), why);
         return Ok(());
     }
     let job = ImportJob {
@@ -141,7 +145,7 @@ fn happybase_import(
     let imp = match py.import(&job)? {
         Outcome::Ran(i) => i,
         Outcome::Skipped(why) => {
-            run.note_skip(format!("{engine} thrift/w{writers}: {why}"));
+            run.note_skip(engine, &format!("thrift/w{writers}"), why);
             return Ok(());
         }
     };
@@ -176,7 +180,7 @@ fn python_grpc_import(run: &mut Run, py: &PyDriver, grpc: SocketAddr) -> Result<
     for &w in &cfg.writers {
         let table = format!("grpc_python_w{w}");
         if let Outcome::Skipped(why) = py.create_table(grpc, &table, Api::Grpc)? {
-            run.note_skip(format!("cellar grpc-python: {why}"));
+            run.note_skip("cellar", "grpc-python/*", why);
             return Ok(());
         }
         let job = ImportJob {
@@ -191,7 +195,7 @@ fn python_grpc_import(run: &mut Run, py: &PyDriver, grpc: SocketAddr) -> Result<
         let imp = match py.import(&job)? {
             Outcome::Ran(i) => i,
             Outcome::Skipped(why) => {
-                run.note_skip(format!("cellar grpc-python: {why}"));
+                run.note_skip("cellar", "grpc-python/*", why);
                 return Ok(());
             }
         };
@@ -240,7 +244,7 @@ fn thrift_gets(
         let g = match py.gets(&job)? {
             Outcome::Ran(g) => g,
             Outcome::Skipped(why) => {
-                run.note_skip(format!("{engine} get-thrift: {why}"));
+                run.note_skip(engine, "get-thrift/*", why);
                 return Ok(());
             }
         };
@@ -372,9 +376,9 @@ fn rust_client_phases(
     _grpc: SocketAddr,
 ) -> Result<()> {
     run.note_skip(
-        "cellar native/wN and get-grpc: built without the Rust client (cargo feature \
-         `grpc-client`)"
-            .into(),
+        "cellar",
+        "native/*, get-grpc/*",
+        "built without the Rust client (cargo feature `grpc-client`)".into(),
     );
     Ok(())
 }
@@ -386,7 +390,7 @@ pub fn hbase(run: &mut Run, a: &ServerArgs, py: Option<&PyDriver>) -> Result<()>
     let mut cmd = match JavaPeer::HBase.command_with_main(&java_dir, a.java_heap_mb, GATEWAY_MAIN) {
         Ok(c) => c,
         Err(why) => {
-            run.note_skip(format!("hbase: {why}"));
+            run.note_skip("hbase", "*", why);
             return Ok(());
         }
     };

@@ -128,6 +128,35 @@ impl ServerRecord {
     }
 }
 
+/// Variants that could not run: the report shows them as skipped, with why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkipRecord {
+    pub engine: String,
+    pub workload: String,
+    /// The variants, e.g. "grpc-python/*".
+    pub variant: String,
+    pub skipped: String,
+    pub command: String,
+    pub commit: String,
+    pub date: String,
+    pub machine: String,
+}
+
+impl SkipRecord {
+    pub fn new(engine: &str, variant: &str, why: String, stamp: &RunStamp) -> SkipRecord {
+        SkipRecord {
+            engine: engine.to_string(),
+            workload: "server".into(),
+            variant: variant.to_string(),
+            skipped: why,
+            command: stamp.command.clone(),
+            commit: stamp.commit.clone(),
+            date: stamp.date.clone(),
+            machine: stamp.machine.clone(),
+        }
+    }
+}
+
 /// A target of issue 17 §7 and what this run measured for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetRecord {
@@ -256,12 +285,21 @@ impl Figures {
     }
 }
 
-/// Writes every line: measurements first, then targets.
-pub fn write_lines(path: &Path, records: &[ServerRecord], targets: &[TargetRecord]) -> Result<()> {
+/// Writes every line: measurements, skipped variants, then targets.
+pub fn write_lines(
+    path: &Path,
+    records: &[ServerRecord],
+    skipped: &[SkipRecord],
+    targets: &[TargetRecord],
+) -> Result<()> {
     let mut out = Vec::new();
     let enc = |e: serde_json::Error| BenchError::io(path, std::io::Error::other(e));
     for r in records {
         serde_json::to_writer(&mut out, r).map_err(enc)?;
+        out.push(b'\n');
+    }
+    for s in skipped {
+        serde_json::to_writer(&mut out, s).map_err(enc)?;
         out.push(b'\n');
     }
     for t in targets {
