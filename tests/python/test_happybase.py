@@ -258,7 +258,12 @@ def test_scanner_lists_bounded_by_reply_bytes(start_cellar_server, combo):
 def test_scan_with_filter_strings(table):
     fill(table, 30)
     table.put(b"special", {b"cf1:qual1": b"val1", b"cf1:other": b"z"})
+    table.put(b"special2", {b"cf1:qual1": b"val2"})
+    # HBase: rows without the column pass (filterIfMissing defaults to false).
     f = "SingleColumnValueFilter ('cf1', 'qual1', =, 'binary:val1')"
+    assert [k for k, _ in table.scan(filter=f)] == [b"row-%04d" % i for i in range(30)] + [
+        b"special"]
+    f = "SingleColumnValueFilter ('cf1', 'qual1', =, 'binary:val1', true, true)"
     assert [k for k, _ in table.scan(filter=f)] == [b"special"]
     got = list(table.scan(filter="PrefixFilter ('row-002')"))
     assert [k for k, _ in got] == [b"row-%04d" % i for i in range(20, 30)]
@@ -415,3 +420,37 @@ def test_scanner_idle_expiry_and_limits(start_cellar_server, combo):
         assert next(t.scan(batch_size=1))[0] == b"r0"
     finally:
         c.close()
+
+
+def test_sigterm_stops_the_server_with_idle_connections_and_open_scanners(
+        start_cellar_server, combo):
+    server = start_cellar_server()
+    c = happybase.Connection(*server.thrift, transport=combo[0], protocol=combo[1])
+    c.create_table("x", {"cf": dict()})
+    t = c.table("x")
+    t.put(b"a", {b"cf:q": b"1"})
+    t.put(b"b", {b"cf:q": b"2"})
+    scan = t.scan(batch_size=1)
+    assert next(scan)[0] == b"a"
+    assert server.stop() == 0
+    try:
+        scan.close()  # its scannerClose meets the closed socket
+    except Exception:  # noqa: BLE001 - any transport error is expected here
+        pass
+    c.close()
+
+
+def test_compat_090_uses_the_older_scanner_methods(connect, table):
+    # compat="0.90" scans with scannerOpen, scannerOpenWithStop and their Ts variants.
+    t = connect(compat="0.90").table(table.name)
+    with table.batch() as b:
+        for i in range(20):
+            b.put(b"o%02d" % i, {b"cf1:a": b"%d" % i})
+    table.put(b"o05", {b"cf1:a": b"old"}, timestamp=50)
+    keys = [b"o%02d" % i for i in range(20)]
+    assert [k for k, _ in t.scan()] == keys
+    assert [k for k, _ in t.scan(row_start=b"o15")] == keys[15:]
+    assert [k for k, _ in t.scan(row_start=b"o03", row_stop=b"o06")] == keys[3:6]
+    assert list(t.scan(timestamp=51)) == [(b"o05", {b"cf1:a": b"old"})]
+    assert list(t.scan(row_start=b"o00", row_stop=b"o05", timestamp=51)) == []
+    assert [k for k, _ in t.scan(row_prefix=b"o1", columns=[b"cf1:a"])] == keys[10:]

@@ -497,3 +497,42 @@ fn scanners_are_counted_capped_and_closed_with_their_connection() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn idle_scanners_expire_with_a_clear_illegal_argument() {
+    let server = Server::start(|c| c.limits.scanner_idle_timeout = Duration::from_millis(300));
+    let mut c = server.connect(true, Proto::Binary);
+    create_table(&mut c, "e");
+    let open = c.call(
+        "scannerOpenWithScan",
+        &[(1, text("e")), (2, Value::Struct(vec![]))],
+    );
+    let id = match &open.body[..] {
+        [(0, Value::I32(id))] => *id,
+        body => panic!("no scanner id: {body:?}"),
+    };
+    // Reads more often than the timeout keep it open.
+    for _ in 0..4 {
+        std::thread::sleep(Duration::from_millis(150));
+        let m = c.call("scannerGetList", &[(1, Value::I32(id)), (2, Value::I32(1))]);
+        assert!(matches!(&m.body[..], [(0, Value::List(_))]), "{:?}", m.body);
+    }
+    std::thread::sleep(Duration::from_millis(900));
+    assert_eq!(open_scanners(&server), 0, "the sweep closed it");
+    let m = c.call("scannerGetList", &[(1, Value::I32(id)), (2, Value::I32(1))]);
+    match &m.body[..] {
+        [(2, Value::Struct(fields))] => match &fields[..] {
+            [(1, Value::Binary(msg))] => {
+                let msg = String::from_utf8_lossy(msg);
+                assert!(
+                    msg.contains("expired") && msg.contains("inactivity"),
+                    "{msg}"
+                );
+            }
+            f => panic!("{f:?}"),
+        },
+        body => panic!("expected IllegalArgument, got {body:?}"),
+    }
+    let state = &server.handle.as_ref().expect("running").state;
+    assert_eq!(state.metrics.scanners_expired.get(), 1);
+}

@@ -81,6 +81,10 @@ impl Conn {
                 Ok(b) => b,
                 Err(end) => return end,
             };
+            // A large request's buffer is not kept for the connection's lifetime.
+            if buf.capacity() > 4 * READ_CHUNK && buf.len() < READ_CHUNK {
+                buf.shrink_to(READ_CHUNK);
+            }
             self.state.metrics.received(Protocol::Thrift, bytes.len());
             let msg = match protocol::decode_message(&bytes, wire.proto) {
                 Ok(m) => m,

@@ -1,5 +1,6 @@
-//! The Thrift1 methods: which exist, their arguments, and the table-admin ones. Reads,
-//! writes and scans are in `data.rs`. Everything here runs on the blocking pool.
+//! The Thrift1 methods: which exist, their arguments, and the table-admin ones. Reads
+//! are in `data.rs`, writes in `write.rs`, scanners in `scan.rs`. Every call runs on the
+//! blocking pool.
 //!
 //! Conventions shared by every method (HBase's, see docs/server.md "Thrift gateway"):
 //! - column strings: `"cf"` is the whole family, `"cf:q"` one column, and `"cf:"` the
@@ -99,7 +100,7 @@ pub fn call(
     method: &'static str,
     a: Fields<'_>,
 ) -> Result<Success, ThriftError> {
-    use super::data;
+    use super::{data, scan, write};
     match method {
         "getTableNames" => Ok(Success::Names(
             st.store
@@ -126,10 +127,10 @@ pub fn call(
         | "scannerOpenWithStop"
         | "scannerOpenWithPrefix"
         | "scannerOpenTs"
-        | "scannerOpenWithStopTs" => data::scanner_open(ctx, st, method, a),
-        "scannerGet" => data::scanner_get(ctx, st, a.req_i32(1, "id")?, 1),
+        | "scannerOpenWithStopTs" => scan::scanner_open(ctx, st, method, a),
+        "scannerGet" => scan::scanner_get(ctx, st, a.req_i32(1, "id")?, 1),
         "scannerGetList" => {
-            data::scanner_get(ctx, st, a.req_i32(1, "id")?, a.req_i32(2, "nbRows")?)
+            scan::scanner_get(ctx, st, a.req_i32(1, "id")?, a.req_i32(2, "nbRows")?)
         }
         "scannerClose" => {
             ctx.scanners
@@ -137,8 +138,8 @@ pub fn call(
                 .map_err(|e| ThriftError::IllegalArgument(e.to_string()))?;
             Ok(Success::Void)
         }
-        "atomicIncrement" => data::atomic_increment(st, a),
-        m if m.starts_with("mutate") || m.starts_with("deleteAll") => data::mutate(st, m, a),
+        "atomicIncrement" => write::atomic_increment(st, a),
+        m if m.starts_with("mutate") || m.starts_with("deleteAll") => write::mutate(st, m, a),
         m => data::read(st, m, a),
     }
 }

@@ -7,10 +7,11 @@
 //! generator, and none of the async ones auto-detects all four combinations on one tokio
 //! listener with the size checks this server needs before allocating.
 //!
-//! - `protocol.rs`: binary and compact readers/writers, bounded decoding;
+//! - `protocol.rs`, `writer.rs`: binary and compact reading (bounded) and writing;
 //! - `transport.rs`: framing detection;
 //! - `idl.rs`: the `Hbase.thrift` structs used;
-//! - `handler.rs`, `data.rs`: the methods over the table layer (HBase's semantics);
+//! - `handler.rs` (admin), `data.rs` (reads), `write.rs`, `scan.rs`: the methods over the
+//!   table layer, with HBase's semantics;
 //! - `scanners.rs`: open scanners, their limits and idle expiry;
 //! - `conn.rs`: one connection's loop.
 
@@ -19,8 +20,11 @@ pub mod data;
 pub mod handler;
 pub mod idl;
 pub mod protocol;
+pub mod scan;
 pub mod scanners;
 pub mod transport;
+pub mod write;
+pub mod writer;
 
 use std::sync::Arc;
 use std::time::Duration;
