@@ -10,8 +10,8 @@ use tokio::runtime::Runtime;
 use crate::error::{ClientError, Result};
 use crate::scan::{RowStream, Scan};
 use crate::types::{
-    Delete, Durability, HqlOutput, LoadOptions, LoadStats, Mutation, Put, ReadOptions,
-    RowResult, TableSchema,
+    Delete, Durability, HqlOutput, LoadOptions, LoadStats, Mutation, Put, ReadOptions, RowResult,
+    TableSchema,
 };
 
 /// A blocking connection to a Cellar server. Cheap to clone; usable from many threads.
@@ -64,7 +64,8 @@ impl Client {
     }
 
     pub fn drop_table(&self, table: &str, if_exists: bool) -> Result<()> {
-        self.runtime.block_on(self.inner.drop_table(table, if_exists))
+        self.runtime
+            .block_on(self.inner.drop_table(table, if_exists))
     }
 
     pub fn describe_table(&self, table: &str) -> Result<TableSchema> {
@@ -143,7 +144,12 @@ impl Client {
         self.runtime.block_on(self.inner.split_points(table, parts))
     }
 
-    pub fn hql(&self, statements: &str, durability: Durability, keep_going: bool) -> Result<HqlOutput> {
+    pub fn hql(
+        &self,
+        statements: &str,
+        durability: Durability,
+        keep_going: bool,
+    ) -> Result<HqlOutput> {
         self.runtime
             .block_on(self.inner.hql(statements, durability, keep_going))
     }
@@ -158,7 +164,12 @@ impl Client {
             .block_on(self.inner.load_file(table, options, path))
     }
 
-    pub fn load_bytes(&self, table: &str, options: &LoadOptions, data: Vec<u8>) -> Result<LoadStats> {
+    pub fn load_bytes(
+        &self,
+        table: &str,
+        options: &LoadOptions,
+        data: Vec<u8>,
+    ) -> Result<LoadStats> {
         self.runtime
             .block_on(self.inner.load(table, options, std::io::Cursor::new(data)))
     }

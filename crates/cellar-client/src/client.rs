@@ -196,12 +196,15 @@ impl Client {
         loop {
             match call(self.stub()).await {
                 Ok(r) => return Ok(r.into_inner()),
-                Err(s) if s.code() == tonic::Code::Unavailable && attempt < self.max_retries => {
+                Err(s) => {
+                    let e = ClientError::from(s);
+                    if !e.is_retryable() || attempt >= self.max_retries {
+                        return Err(e);
+                    }
                     attempt += 1;
                     tokio::time::sleep(wait).await;
                     wait = wait.saturating_mul(2);
                 }
-                Err(s) => return Err(s.into()),
             }
         }
     }
@@ -386,7 +389,12 @@ impl Client {
 
     /// Streams TSV data (a header line naming the columns, then lines) from `data` and has
     /// the server bulk-load it atomically.
-    pub async fn load<R>(&self, table: &str, options: &LoadOptions, mut data: R) -> Result<LoadStats>
+    pub async fn load<R>(
+        &self,
+        table: &str,
+        options: &LoadOptions,
+        mut data: R,
+    ) -> Result<LoadStats>
     where
         R: AsyncRead + Unpin + Send + 'static,
     {

@@ -26,7 +26,25 @@ pub enum ClientError {
 }
 
 impl From<tonic::Status> for ClientError {
+    /// A status the channel made up for a failed or closed connection (UNKNOWN or
+    /// CANCELLED with a transport error as its source; a server's statuses carry no
+    /// source) becomes UNAVAILABLE, the code gRPC gives a server that cannot be reached.
     fn from(s: tonic::Status) -> Self {
+        let source = std::error::Error::source(&s);
+        if source.is_some_and(|e| e.is::<tonic::transport::Error>()) {
+            if let Some(source) = source {
+                let mut reason = source.to_string();
+                let mut next = source.source();
+                while let Some(e) = next {
+                    reason.push_str(": ");
+                    reason.push_str(&e.to_string());
+                    next = e.source();
+                }
+                return ClientError::Status(Box::new(tonic::Status::unavailable(format!(
+                    "the connection to the server failed: {reason}"
+                ))));
+            }
+        }
         ClientError::Status(Box::new(s))
     }
 }

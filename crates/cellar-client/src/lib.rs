@@ -35,6 +35,6 @@ pub use mutator::{BufferedMutator, DEFAULT_BUFFER_BYTES};
 pub use scan::{RowStream, Scan};
 pub use tonic::Code;
 pub use types::{
-    Cell, Column, Compression, Delete, Durability, FamilySchema, HqlOutput, LoadOptions,
-    LoadStats, Mutation, Put, ReadOptions, RowResult, TableSchema,
+    Cell, Column, Compression, Delete, Durability, FamilySchema, HqlOutput, LoadOptions, LoadStats,
+    Mutation, Put, ReadOptions, RowResult, TableSchema,
 };

@@ -160,7 +160,9 @@ impl Mutation {
     /// About what the mutation costs in a request, for write buffers.
     pub fn approx_bytes(&self) -> usize {
         match self {
-            Mutation::Put(p) => p.row.len() + p.family.len() + p.qualifier.len() + p.value.len() + 24,
+            Mutation::Put(p) => {
+                p.row.len() + p.family.len() + p.qualifier.len() + p.value.len() + 24
+            }
             Mutation::Delete(d) => {
                 d.row.len()
                     + d.family.as_ref().map_or(0, String::len)

@@ -28,7 +28,10 @@ async fn a_wrong_or_missing_token_is_unauthenticated() {
         .expect("connect");
     let e = wrong.list_tables().await.expect_err("wrong token");
     assert_eq!(e.code(), Some(Code::Unauthenticated), "{e}");
-    let e = wrong.scan("t", &Scan::new()).await.expect_err("wrong token");
+    let e = wrong
+        .scan("t", &Scan::new())
+        .await
+        .expect_err("wrong token");
     assert_eq!(e.code(), Some(Code::Unauthenticated), "{e}");
 
     let right = Client::builder(server.endpoint.clone())
@@ -62,7 +65,8 @@ fn blocking_client_round_trip() {
     {
         let mut m = client.buffered_mutator("t").with_buffer_bytes(1 << 20);
         for i in 0..100 {
-            m.put(Put::new(common::row_key(i), "f", "q", "x")).expect("put");
+            m.put(Put::new(common::row_key(i), "f", "q", "x"))
+                .expect("put");
         }
         m.flush().expect("flush");
         m.delete(Delete::row(common::row_key(0))).expect("delete");
@@ -78,7 +82,9 @@ fn blocking_client_round_trip() {
         .multi_get("t", ["r1", "c"], &ReadOptions::default())
         .expect("multi_get");
     assert_eq!(got.len(), 2);
-    let out = client.hql("SHOW TABLES;", Durability::Default, false).expect("hql");
+    let out = client
+        .hql("SHOW TABLES;", Durability::Default, false)
+        .expect("hql");
     assert_eq!(out.output, "t\n");
     let stats = client
         .load_bytes("t", &Default::default(), b"key\tg\nl1\tv\n".to_vec())
@@ -103,13 +109,58 @@ fn make_certificates(dir: &Path) -> Option<()> {
         "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
     )
     .ok()?;
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
     let steps: Vec<Vec<&str>> = vec![
-        [&["req", "-x509"][..], &ec, &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=test-ca"]].concat(),
-        [&["req"][..], &ec, &["-keyout", "key.pem", "-out", "leaf.csr", "-subj", "/CN=localhost"]].concat(),
+        [
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=test-ca",
+            ],
+        ]
+        .concat(),
+        [
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "key.pem",
+                "-out",
+                "leaf.csr",
+                "-subj",
+                "/CN=localhost",
+            ],
+        ]
+        .concat(),
         vec![
-            "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", "cert.pem", "-days", "2", "-extfile", "ext.cnf",
+            "x509",
+            "-req",
+            "-in",
+            "leaf.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "cert.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
         ],
     ];
     steps.iter().all(|s| openssl(s, dir)).then_some(())

@@ -30,15 +30,26 @@ async fn hql_runs_statements_with_the_shells_output() {
 
     // A failing statement: its error names its line, and the rest does not run...
     let script = "SHOW TABLES;\nSELECT * FROM nope;\nDROP TABLE t;";
-    let out = client.hql(script, Durability::Default, false).await.expect("hql");
+    let out = client
+        .hql(script, Durability::Default, false)
+        .await
+        .expect("hql");
     assert_eq!(out.output, "t\n");
     assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
-    assert!(out.errors[0].starts_with("error (line 2):"), "{}", out.errors[0]);
+    assert!(
+        out.errors[0].starts_with("error (line 2):"),
+        "{}",
+        out.errors[0]
+    );
     assert!(out.errors[0].contains("nope"), "{}", out.errors[0]);
     assert_eq!(client.list_tables().await.expect("list"), vec!["t"]);
     // ...unless keep_going.
     let out = client
-        .hql("SELECT * FROM nope;\nSHOW TABLES;", Durability::Default, true)
+        .hql(
+            "SELECT * FROM nope;\nSHOW TABLES;",
+            Durability::Default,
+            true,
+        )
         .await
         .expect("hql");
     assert_eq!(out.errors.len(), 1);
@@ -63,14 +74,24 @@ fn wide_table() -> TableSchema {
 async fn load_streams_tsv_and_reads_back() {
     let server = common::start().await;
     let client = server.client().await;
-    client.create_table(&wide_table(), false).await.expect("create");
+    client
+        .create_table(&wide_table(), false)
+        .await
+        .expect("create");
     // A header naming the columns; the key is the first one; empty fields make no cell.
     let mut tsv = String::from("key\ta\tb\n");
     for i in 0..5000 {
-        tsv.push_str(&format!("k{i:05}\tA{i}\t{}\n", if i % 2 == 0 { "B" } else { "" }));
+        tsv.push_str(&format!(
+            "k{i:05}\tA{i}\t{}\n",
+            if i % 2 == 0 { "B" } else { "" }
+        ));
     }
     let stats = client
-        .load("w", &LoadOptions::default(), std::io::Cursor::new(tsv.into_bytes()))
+        .load(
+            "w",
+            &LoadOptions::default(),
+            std::io::Cursor::new(tsv.into_bytes()),
+        )
         .await
         .expect("load");
     assert_eq!(stats.cells, 5000 + 2500);
@@ -109,16 +130,26 @@ async fn load_streams_tsv_and_reads_back() {
 async fn a_malformed_line_fails_the_whole_load() {
     let server = common::start().await;
     let client = server.client().await;
-    client.create_table(&wide_table(), false).await.expect("create");
+    client
+        .create_table(&wide_table(), false)
+        .await
+        .expect("create");
     // Line 4 has more fields than the header.
     let tsv = "key\ta\tb\nk1\t1\t2\nk2\t3\t4\nk3\t5\t6\t7\nk4\t8\t9\n";
     let e = client
-        .load("w", &LoadOptions::default(), std::io::Cursor::new(tsv.as_bytes().to_vec()))
+        .load(
+            "w",
+            &LoadOptions::default(),
+            std::io::Cursor::new(tsv.as_bytes().to_vec()),
+        )
         .await
         .expect_err("malformed");
     assert_eq!(e.code(), Some(Code::InvalidArgument), "{e}");
     assert!(e.to_string().contains(":4:"), "{e}");
-    assert!(!e.to_string().contains("cellar-grpc-load"), "no temp path: {e}");
+    assert!(
+        !e.to_string().contains("cellar-grpc-load"),
+        "no temp path: {e}"
+    );
     let rows = client
         .scan("w", &Scan::new())
         .await
@@ -140,7 +171,11 @@ async fn a_malformed_line_fails_the_whole_load() {
     assert_eq!(stats.cells, 6);
     // An unknown table is refused before the data is sent.
     let e = client
-        .load("nope", &LoadOptions::default(), std::io::Cursor::new(b"k\ta\n".to_vec()))
+        .load(
+            "nope",
+            &LoadOptions::default(),
+            std::io::Cursor::new(b"k\ta\n".to_vec()),
+        )
         .await
         .expect_err("unknown table");
     assert_eq!(e.code(), Some(Code::NotFound), "{e}");

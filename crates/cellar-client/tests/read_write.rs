@@ -26,7 +26,10 @@ async fn mutate_get_multi_get_with_timestamps_and_ranges() {
         .await
         .expect("mutate");
     assert_eq!(&ts[..3], &[10, 20, 30]);
-    assert!(ts[3] > 30 && ts[4] > 30, "server timestamps are now-ish: {ts:?}");
+    assert!(
+        ts[3] > 30 && ts[4] > 30,
+        "server timestamps are now-ish: {ts:?}"
+    );
 
     // Default read: f keeps 3 versions, newest first, then g.
     let row = client.get("t", "r1").await.expect("get").expect("row");
@@ -53,19 +56,27 @@ async fn mutate_get_multi_get_with_timestamps_and_ranges() {
         .await
         .expect("get")
         .expect("row");
-    assert_eq!(r.cells.iter().map(|c| c.timestamp).collect::<Vec<_>>(), vec![20]);
+    assert_eq!(
+        r.cells.iter().map(|c| c.timestamp).collect::<Vec<_>>(),
+        vec![20]
+    );
     let r = client
         .get_with("t", "r1", &only_f.clone().time_range(15, 0))
         .await
         .expect("get")
         .expect("row");
-    assert_eq!(r.cells.iter().map(|c| c.timestamp).collect::<Vec<_>>(), vec![30, 20]);
+    assert_eq!(
+        r.cells.iter().map(|c| c.timestamp).collect::<Vec<_>>(),
+        vec![30, 20]
+    );
     // max_versions 1 and one column.
     let r = client
         .get_with(
             "t",
             "r1",
-            &ReadOptions::default().columns([Column::new("f", "q")]).max_versions(1),
+            &ReadOptions::default()
+                .columns([Column::new("f", "q")])
+                .max_versions(1),
         )
         .await
         .expect("get")
@@ -95,7 +106,11 @@ async fn mutate_get_multi_get_with_timestamps_and_ranges() {
 
     // Deletes: one version, one column, a family, a row.
     client
-        .mutate("t", [Delete::version("r1", "f", "q", 30).into()], Durability::Default)
+        .mutate(
+            "t",
+            [Delete::version("r1", "f", "q", 30).into()],
+            Durability::Default,
+        )
         .await
         .expect("delete version");
     let r = client.get("t", "r1").await.expect("get").expect("row");
@@ -109,7 +124,10 @@ async fn mutate_get_multi_get_with_timestamps_and_ranges() {
     client
         .mutate(
             "t",
-            [Delete::column("r1", "f", "q").into(), Delete::row("r2").into()],
+            [
+                Delete::column("r1", "f", "q").into(),
+                Delete::row("r2").into(),
+            ],
             Durability::Default,
         )
         .await
@@ -175,7 +193,11 @@ async fn concurrent_increments_sum_exactly() {
         -1
     );
     client
-        .mutate("t", [Put::new("text", "g", "n", "abc").into()], Durability::Default)
+        .mutate(
+            "t",
+            [Put::new("text", "g", "n", "abc").into()],
+            Durability::Default,
+        )
         .await
         .expect("put");
     let e = client
@@ -199,12 +221,21 @@ async fn buffered_mutator_flushes_by_size_and_on_flush() {
         m.put(Put::new(common::row_key(i), "f", "q", "0123456789"))
             .await
             .expect("put");
-        assert!(m.buffered_bytes() < 4096 + 100, "the buffer is sent when full");
+        assert!(
+            m.buffered_bytes() < 4096 + 100,
+            "the buffer is sent when full"
+        );
     }
     // Sent by size: the first rows are visible before the flush.
-    assert!(client.get("t", common::row_key(0)).await.expect("get").is_some());
+    assert!(client
+        .get("t", common::row_key(0))
+        .await
+        .expect("get")
+        .is_some());
     assert!(m.buffered_mutations() > 0, "the tail waits for flush");
-    m.delete(Delete::row(common::row_key(1))).await.expect("delete");
+    m.delete(Delete::row(common::row_key(1)))
+        .await
+        .expect("delete");
     m.flush().await.expect("flush");
     assert_eq!(m.buffered_mutations(), 0);
     let rows = client
@@ -215,7 +246,11 @@ async fn buffered_mutator_flushes_by_size_and_on_flush() {
         .await
         .expect("rows");
     assert_eq!(rows.len(), 999);
-    assert!(client.get("t", common::row_key(1)).await.expect("get").is_none());
+    assert!(client
+        .get("t", common::row_key(1))
+        .await
+        .expect("get")
+        .is_none());
     server.stop().await;
 }
 
@@ -229,14 +264,22 @@ async fn an_oversized_request_is_resource_exhausted_and_the_server_goes_on() {
     common::create_table(&client, "t").await;
     let big = vec![b'x'; 100 << 10];
     let e = client
-        .mutate("t", [Put::new("r", "f", "q", big).into()], Durability::Default)
+        .mutate(
+            "t",
+            [Put::new("r", "f", "q", big).into()],
+            Durability::Default,
+        )
         .await
         .expect_err("too big");
     assert_eq!(e.code(), Some(Code::ResourceExhausted), "{e}");
     assert!(e.to_string().contains("--max-request-bytes"), "{e}");
     // The same connection still serves.
     client
-        .mutate("t", [Put::new("r", "f", "q", "small").into()], Durability::Default)
+        .mutate(
+            "t",
+            [Put::new("r", "f", "q", "small").into()],
+            Durability::Default,
+        )
         .await
         .expect("small put");
     assert!(client.get("t", "r").await.expect("get").is_some());

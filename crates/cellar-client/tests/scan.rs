@@ -38,13 +38,25 @@ async fn ranges_prefix_reverse_limit_columns() {
             Put::new(*r, "g", "x", "gx").at(2).into(),
         ]
     });
-    client.mutate("t", puts, Durability::Default).await.expect("fill");
+    client
+        .mutate("t", puts, Durability::Default)
+        .await
+        .expect("fill");
 
     assert_eq!(scan_keys(&client, Scan::new()).await, rows);
-    assert_eq!(scan_keys(&client, Scan::new().prefix("a")).await, ["a", "ab", "abc"]);
-    assert_eq!(scan_keys(&client, Scan::new().start("ab").stop("ba")).await, ["ab", "abc", "b"]);
+    assert_eq!(
+        scan_keys(&client, Scan::new().prefix("a")).await,
+        ["a", "ab", "abc"]
+    );
+    assert_eq!(
+        scan_keys(&client, Scan::new().start("ab").stop("ba")).await,
+        ["ab", "abc", "b"]
+    );
     // Prefix and range together: their intersection.
-    assert_eq!(scan_keys(&client, Scan::new().prefix("a").start("ab")).await, ["ab", "abc"]);
+    assert_eq!(
+        scan_keys(&client, Scan::new().prefix("a").start("ab")).await,
+        ["ab", "abc"]
+    );
     // Reversed: start is the inclusive upper end, stop the exclusive lower one.
     assert_eq!(
         scan_keys(&client, Scan::new().reverse()).await,
@@ -54,13 +66,25 @@ async fn ranges_prefix_reverse_limit_columns() {
         scan_keys(&client, Scan::new().reverse().start("ba").stop("ab")).await,
         ["ba", "b", "abc"]
     );
-    assert_eq!(scan_keys(&client, Scan::new().reverse().prefix("a")).await, ["abc", "ab", "a"]);
+    assert_eq!(
+        scan_keys(&client, Scan::new().reverse().prefix("a")).await,
+        ["abc", "ab", "a"]
+    );
     assert_eq!(scan_keys(&client, Scan::new().limit(2)).await, ["a", "ab"]);
-    assert_eq!(scan_keys(&client, Scan::new().reverse().limit(1)).await, ["c"]);
+    assert_eq!(
+        scan_keys(&client, Scan::new().reverse().limit(1)).await,
+        ["c"]
+    );
 
     // Columns, versions, time range.
     let all = client
-        .scan("t", &Scan::new().prefix("c").columns([Column::family("f")]).max_versions(5))
+        .scan(
+            "t",
+            &Scan::new()
+                .prefix("c")
+                .columns([Column::family("f")])
+                .max_versions(5),
+        )
         .await
         .expect("scan")
         .collect_rows()
@@ -69,7 +93,10 @@ async fn ranges_prefix_reverse_limit_columns() {
     let values: Vec<&[u8]> = all[0].cells.iter().map(|c| c.value.as_slice()).collect();
     assert_eq!(values, vec![&b"c-new"[..], &b"c-old"[..]]);
     let old = client
-        .scan("t", &Scan::new().prefix("c").time_range(0, 2).max_versions(5))
+        .scan(
+            "t",
+            &Scan::new().prefix("c").time_range(0, 2).max_versions(5),
+        )
         .await
         .expect("scan")
         .collect_rows()
@@ -85,10 +112,15 @@ async fn ranges_prefix_reverse_limit_columns() {
         .await
         .expect("rows");
     assert_eq!(only_g.len(), rows.len());
-    assert!(only_g.iter().all(|r| r.cells.len() == 1 && r.cells[0].family == "g"));
+    assert!(only_g
+        .iter()
+        .all(|r| r.cells.len() == 1 && r.cells[0].family == "g"));
 
     // batch_rows: whole rows, that many per message.
-    let mut s = client.scan("t", &Scan::new().batch_rows(4)).await.expect("scan");
+    let mut s = client
+        .scan("t", &Scan::new().batch_rows(4))
+        .await
+        .expect("scan");
     let mut n = 0;
     while let Some(r) = s.next_row().await {
         r.expect("row");
@@ -152,12 +184,18 @@ async fn a_slow_reader_does_not_make_the_server_read_the_whole_table() {
     // 20,000 rows of ~1 KiB: ~20 MiB.
     common::fill(&client, "t", 20_000, 1000).await;
     let before = grpc_bytes_sent(&server);
-    let mut s = client.scan("t", &Scan::new().batch_rows(100)).await.expect("scan");
+    let mut s = client
+        .scan("t", &Scan::new().batch_rows(100))
+        .await
+        .expect("scan");
     s.next_row().await.expect("a row").expect("ok");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let produced = grpc_bytes_sent(&server) - before;
     // HTTP/2 windows and the one-message channel hold a few MiB at most.
-    assert!(produced < 8 << 20, "the server produced {produced} bytes ahead of the reader");
+    assert!(
+        produced < 8 << 20,
+        "the server produced {produced} bytes ahead of the reader"
+    );
     assert_eq!(server.handle.state.metrics.open_scanners.get(), 1);
     // Dropping the stream ends the scan on the server.
     drop(s);
@@ -169,7 +207,10 @@ async fn a_slow_reader_does_not_make_the_server_read_the_whole_table() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(closed, "the server's scan task ends when the client goes away");
+    assert!(
+        closed,
+        "the server's scan task ends when the client goes away"
+    );
     server.stop().await;
 }
 
@@ -179,7 +220,10 @@ async fn shutdown_ends_an_open_scan_with_unavailable() {
     let client = server.client().await;
     common::create_table(&client, "t").await;
     common::fill(&client, "t", 20_000, 1000).await;
-    let mut s = client.scan("t", &Scan::new().batch_rows(100)).await.expect("scan");
+    let mut s = client
+        .scan("t", &Scan::new().batch_rows(100))
+        .await
+        .expect("scan");
     s.next_row().await.expect("a row").expect("ok");
     server.handle.shutdown();
     // The stream ends (bounded: 20,000 rows) with an error saying the scan is incomplete.

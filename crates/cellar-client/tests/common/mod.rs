@@ -35,7 +35,9 @@ pub async fn start() -> TestServer {
 
 impl TestServer {
     pub async fn client(&self) -> Client {
-        Client::connect(self.endpoint.clone()).await.expect("connect")
+        Client::connect(self.endpoint.clone())
+            .await
+            .expect("connect")
     }
 
     pub async fn stop(self) {
@@ -52,7 +54,10 @@ pub async fn create_table(client: &Client, name: &str) {
     let schema = TableSchema::new(name)
         .family(FamilySchema::new("f").max_versions(3))
         .family(FamilySchema::new("g"));
-    client.create_table(&schema, false).await.expect("create table");
+    client
+        .create_table(&schema, false)
+        .await
+        .expect("create table");
 }
 
 /// Rows `row00000`.. with one cell `f:q` = `value-N`, written in batches.

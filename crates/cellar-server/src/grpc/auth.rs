@@ -106,7 +106,10 @@ fn is_oversized(headers: &http::HeaderMap) -> bool {
         && headers
             .get("grpc-message")
             .and_then(|m| m.to_str().ok())
-            .is_some_and(|m| m.contains("message%20length%20too%20large") || m.contains("message length too large"))
+            .is_some_and(|m| {
+                m.contains("message%20length%20too%20large")
+                    || m.contains("message length too large")
+            })
 }
 
 /// The status of a request (or a streamed message) over `--max-request-bytes`.
@@ -119,7 +122,8 @@ pub fn oversized(limit: usize) -> Status {
 
 /// Whether a status is tonic's own refusal of an oversized message.
 pub fn is_oversized_status(status: &Status) -> bool {
-    status.code() == tonic::Code::OutOfRange && status.message().contains("message length too large")
+    status.code() == tonic::Code::OutOfRange
+        && status.message().contains("message length too large")
 }
 
 #[cfg(test)]

@@ -347,7 +347,10 @@ mod tests {
     #[test]
     fn row_selection_intersects_range_and_prefix() {
         let v = |s: &str| s.as_bytes().to_vec();
-        assert_eq!(row_selection(vec![], vec![], vec![], false), RowSelection::All);
+        assert_eq!(
+            row_selection(vec![], vec![], vec![], false),
+            RowSelection::All
+        );
         assert_eq!(
             row_selection(vec![], vec![], v("p"), false),
             RowSelection::Prefix(v("p"))

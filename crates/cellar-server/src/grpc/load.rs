@@ -52,7 +52,9 @@ async fn receive_and_load(
         .prefix("cellar-grpc-load-")
         .suffix(suffix)
         .tempfile()
-        .map_err(|e| Status::internal(format!("cannot create a temporary file for the load: {e}")))?;
+        .map_err(|e| {
+            Status::internal(format!("cannot create a temporary file for the load: {e}"))
+        })?;
     let file = spool
         .as_file()
         .try_clone()
@@ -72,7 +74,11 @@ async fn receive_and_load(
                     "a Load stream has one LoadHeader, as its first message",
                 ))
             }
-            None => return Err(convert::invalid("a Load message holds neither header nor data")),
+            None => {
+                return Err(convert::invalid(
+                    "a Load message holds neither header nor data",
+                ))
+            }
         }
     }
     file.flush()

@@ -3,6 +3,7 @@
 //! - [`service`]: the `Cellar` methods; [`convert`]: proto <-> table layer and error codes;
 //!   [`scan`], [`hql`], [`load`]: the streaming methods; [`auth`]: the token and shutdown
 //!   check every request passes, and the RESOURCE_EXHAUSTED answer to oversized requests.
+//! - [`incoming`]: connections admitted against `--max-connections`.
 //! - Limits: messages up to `--max-request-bytes` each way, `--request-timeout` per request
 //!   (for a streaming scan: until it starts, and then per message the client reads).
 //! - Optional TLS (`--tls-cert`/`--tls-key`, PEM, rustls).
@@ -10,6 +11,7 @@
 pub mod auth;
 pub mod convert;
 pub mod hql;
+pub mod incoming;
 pub mod load;
 pub mod scan;
 pub mod service;
@@ -50,6 +52,7 @@ pub async fn serve(
         .max_decoding_message_size(limits.max_request_bytes)
         .max_encoding_message_size(limits.max_request_bytes.max(limits.max_reply_bytes * 2));
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    let incoming = incoming::admitted(incoming, Arc::clone(&state));
     builder
         .add_service(auth::Guard::new(server, Arc::clone(&state)))
         .serve_with_incoming_shutdown(incoming, shutdown.cancelled())
@@ -63,12 +66,18 @@ pub async fn serve(
 fn tls_config(files: &TlsFiles) -> Result<ServerTlsConfig, ServeError> {
     let read = |what: &str, path: &Path| {
         std::fs::read(path).map_err(|e| {
-            ServeError::Tls(format!("cannot read the TLS {what} {}: {e}", path.display()))
+            ServeError::Tls(format!(
+                "cannot read the TLS {what} {}: {e}",
+                path.display()
+            ))
         })
     };
     let cert = read("certificate", &files.cert)?;
     let key = read("key", &files.key)?;
-    for (what, path, pem) in [("certificate", &files.cert, &cert), ("key", &files.key, &key)] {
+    for (what, path, pem) in [
+        ("certificate", &files.cert, &cert),
+        ("key", &files.key, &key),
+    ] {
         if !pem.windows(11).any(|w| w == b"-----BEGIN ") {
             return Err(ServeError::Tls(format!(
                 "the TLS {what} {} is not PEM (no -----BEGIN line)",

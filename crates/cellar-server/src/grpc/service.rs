@@ -31,14 +31,21 @@ impl CellarService {
     }
 
     /// Runs `f` on the blocking pool with the request's metrics.
-    async fn unary<Q, R, F>(&self, method: &'static str, req: Request<Q>, f: F) -> Result<Response<R>, Status>
+    async fn unary<Q, R, F>(
+        &self,
+        method: &'static str,
+        req: Request<Q>,
+        f: F,
+    ) -> Result<Response<R>, Status>
     where
         Q: Message + Send + 'static,
         R: Message + Send + 'static,
         F: FnOnce(&ServerState, Q) -> Result<R, ApiError> + Send + 'static,
     {
         let req = req.into_inner();
-        self.state.metrics.received(Protocol::Grpc, req.encoded_len());
+        self.state
+            .metrics
+            .received(Protocol::Grpc, req.encoded_len());
         let reply = self
             .state
             .run_blocking(Protocol::Grpc, method, move |state| f(state, req))
@@ -198,10 +205,17 @@ impl Cellar for CellarService {
 
     type ScanStream = scan::ScanStream;
 
-    async fn scan(&self, req: Request<pb::ScanRequest>) -> Result<Response<Self::ScanStream>, Status> {
+    async fn scan(
+        &self,
+        req: Request<pb::ScanRequest>,
+    ) -> Result<Response<Self::ScanStream>, Status> {
         let req = req.into_inner();
-        self.state.metrics.received(Protocol::Grpc, req.encoded_len());
-        scan::start(&self.state, &self.shutdown, req).await.map(Response::new)
+        self.state
+            .metrics
+            .received(Protocol::Grpc, req.encoded_len());
+        scan::start(&self.state, &self.shutdown, req)
+            .await
+            .map(Response::new)
     }
 
     async fn split_points(
@@ -225,7 +239,9 @@ impl Cellar for CellarService {
 
     async fn hql(&self, req: Request<pb::HqlRequest>) -> Result<Response<Self::HqlStream>, Status> {
         let req = req.into_inner();
-        self.state.metrics.received(Protocol::Grpc, req.encoded_len());
+        self.state
+            .metrics
+            .received(Protocol::Grpc, req.encoded_len());
         hql::start(&self.state, req).map(Response::new)
     }
 
@@ -233,7 +249,9 @@ impl Cellar for CellarService {
         &self,
         req: Request<Streaming<pb::LoadRequest>>,
     ) -> Result<Response<pb::LoadResponse>, Status> {
-        load::run(&self.state, req.into_inner()).await.map(Response::new)
+        load::run(&self.state, req.into_inner())
+            .await
+            .map(Response::new)
     }
 }
 
