@@ -6,7 +6,8 @@
 //! `cellar serve`); a reader thread forwards every stdout line to a channel, so the parent
 //! can wait for them with a deadline and later read the gateway's answers to commands.
 //! Stopping: stdin is closed (the gateway's signal to stop), then `cellar serve` gets
-//! SIGTERM; whoever has not exited within the grace period gets SIGKILL.
+//! SIGTERM; whoever has not exited within the grace period gets SIGKILL. Should this
+//! process die without unwinding, the kernel sends each server SIGTERM (PR_SET_PDEATHSIG).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -70,6 +71,18 @@ impl ServerProcess {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
+        // If this process dies without running the guards (SIGKILL), the server gets
+        // SIGTERM from the kernel rather than living on as an orphan holding its ports.
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = cmd
             .spawn()
             .map_err(|e| failed(name, format!("could not be started: {e}")))?;
