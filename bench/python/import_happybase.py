@@ -109,7 +109,7 @@ def connect(api, host, port):
             emit({"skipped": f"the Python gRPC client is not installed ({e}); "
                              "pip install ./clients/python"})
             sys.exit(EXIT_SKIPPED)
-        return cellar.Connection(f"{host}:{port}")
+        return cellar.Connection(host, port, timeout=120.0)
     raise SystemExit(f"unknown --api {api!r} (happybase or grpc)")
 
 
@@ -117,9 +117,12 @@ def connect(api, host, port):
 
 def mode_create(a):
     conn = connect(a.api, a.host, a.port)
-    name = a.table.encode()
-    if name in conn.tables():
-        conn.delete_table(a.table, disable=True)
+    # happybase lists table names as bytes, the gRPC client as str.
+    if a.table in conn.tables() or a.table.encode() in conn.tables():
+        if a.api == "happybase":
+            conn.delete_table(a.table, disable=True)
+        else:
+            conn.delete_table(a.table)
     conn.create_table(a.table, {a.family: dict()})
     conn.close()
     emit({"created": a.table, "family": a.family})
