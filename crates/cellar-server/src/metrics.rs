@@ -138,7 +138,7 @@ impl Metrics {
         );
         registry.register(
             "open_scanners",
-            "Open Thrift scanners",
+            "Open scanners (Thrift scanners and gRPC scan streams)",
             open_scanners.clone(),
         );
         registry.register(

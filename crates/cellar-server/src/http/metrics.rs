@@ -12,7 +12,7 @@
 //! | `cellar_sent_bytes_total` | counter | protocol | | bytes sent |
 //! | `cellar_open_connections` | gauge | protocol | `numOpenConnections` | open client connections |
 //! | `cellar_rejected_connections_total` | counter | protocol | | connections refused by `--max-connections` |
-//! | `cellar_open_scanners` | gauge | | | open Thrift scanners |
+//! | `cellar_open_scanners` | gauge | | | open scanners (Thrift scanners and gRPC scan streams) |
 //! | `cellar_expired_scanners_total` | counter | | | scanners closed for idleness |
 //! | `cellar_limit_hits_total` | counter | limit | `CallQueueTooBig` | requests refused or cut by a limit |
 //! | `cellar_mutations_without_wal_total` | counter | | `mutationsWithoutWALCount` | buffered (`writeToWAL=false`) mutations |
