@@ -25,58 +25,50 @@ def value_of(row: bytes) -> bytes:
     return b"value-of-" + row
 
 
-def thrift_client(server, i: int, stop: threading.Event, written: list, errors: list) -> None:
-    transport, protocol = [("buffered", "binary"), ("framed", "compact"),
-                           ("buffered", "compact"), ("framed", "binary")][i % 4]
+def table_client(server, i: int, kind: str, stop, written: list, errors: list) -> None:
+    """Batched puts, point reads and short scans through a happybase-like API: happybase
+    over Thrift (each transport/protocol in turn) or the Python gRPC client."""
     rng = random.Random(i)
+    if kind == "thrift":
+        transport, protocol = [("buffered", "binary"), ("framed", "compact"),
+                               ("buffered", "compact"), ("framed", "binary")][i % 4]
+        label = f"thrift client {i} ({transport}/{protocol})"
+    else:
+        label = f"grpc client {i}"
     try:
-        conn = happybase.Connection(*server.thrift, transport=transport, protocol=protocol)
+        if kind == "thrift":
+            conn = happybase.Connection(*server.thrift, transport=transport, protocol=protocol)
+        else:
+            conn = cellar.Connection(*server.grpc)
         table = conn.table(TABLE)
+        prefix = f"{kind[0]}{i}-"
         n = 0
         while not stop.is_set():
             op = rng.random()
             if op < 0.5:
                 with table.batch(batch_size=50) as b:
                     for _ in range(20):
-                        row = f"t{i}-{n:06d}".encode()
+                        row = f"{prefix}{n:06d}".encode()
                         b.put(row, {b"d:v": value_of(row)})
                         written.append(row)
                         n += 1
             elif op < 0.8 and n:
-                row = f"t{i}-{rng.randrange(n):06d}".encode()
+                row = f"{prefix}{rng.randrange(n):06d}".encode()
                 assert table.row(row) == {b"d:v": value_of(row)}, row
             else:
-                rows = list(table.scan(row_prefix=f"t{i}-".encode(), limit=50, batch_size=7))
+                rows = list(table.scan(row_prefix=prefix.encode(), limit=50, batch_size=7))
                 assert all(d == {b"d:v": value_of(r)} for r, d in rows)
         conn.close()
     except Exception as e:  # noqa: BLE001 - every failure is reported by the test
-        errors.append(f"thrift client {i} ({transport}/{protocol}): {e!r}")
+        errors.append(f"{label}: {e!r}")
 
 
-def grpc_client(server, i: int, stop: threading.Event, written: list, errors: list) -> None:
-    rng = random.Random(i)
-    try:
-        conn = cellar.Connection(*server.grpc)
-        table = conn.table(TABLE)
-        n = 0
-        while not stop.is_set():
-            op = rng.random()
-            if op < 0.5:
-                with table.batch(batch_size=50) as b:
-                    for _ in range(20):
-                        row = f"g{i}-{n:06d}".encode()
-                        b.put(row, {b"d:v": value_of(row)})
-                        written.append(row)
-                        n += 1
-            elif op < 0.8 and n:
-                row = f"g{i}-{rng.randrange(n):06d}".encode()
-                assert table.row(row) == {b"d:v": value_of(row)}, row
-            else:
-                rows = list(table.scan(row_prefix=f"g{i}-".encode(), limit=50, batch_size=7))
-                assert all(d == {b"d:v": value_of(r)} for r, d in rows)
-        conn.close()
-    except Exception as e:  # noqa: BLE001
-        errors.append(f"grpc client {i}: {e!r}")
+def thrift_client(server, i, stop, written, errors) -> None:
+    table_client(server, i, "thrift", stop, written, errors)
+
+
+def grpc_client(server, i, stop, written, errors) -> None:
+    table_client(server, i, "grpc", stop, written, errors)
 
 
 def rest_client(server, i: int, stop: threading.Event, written: list, errors: list) -> None:
@@ -104,7 +96,7 @@ def rest_client(server, i: int, stop: threading.Event, written: list, errors: li
                 for line in body.read().splitlines():
                     r = json.loads(line)
                     assert r["cells"][0]["value"] == "value-of-" + r["row"]
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - every failure is reported by the test
         errors.append(f"rest client {i}: {e!r}")
 
 
