@@ -20,6 +20,7 @@ START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
 
 
+
 def cellar_bin() -> str:
     path = os.environ.get("CELLAR_BIN") or str(REPO / "target" / "release" / "cellar")
     if not os.access(path, os.X_OK):
@@ -46,17 +47,16 @@ class CellarServer:
         self.stderr_lines: list = []
 
     def start(self) -> "CellarServer":
+        listeners = []
+        for flag in ("--thrift", "--grpc", "--http"):
+            if flag not in self.extra_args:
+                listeners += [flag, "127.0.0.1:0"]
         args = [
             cellar_bin(),
             "serve",
             "--db",
             str(self.db_path),
-            "--thrift",
-            "127.0.0.1:0",
-            "--grpc",
-            "127.0.0.1:0",
-            "--http",
-            "127.0.0.1:0",
+            *listeners,
             *self.extra_args,
         ]
         self.proc = subprocess.Popen(

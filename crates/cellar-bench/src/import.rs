@@ -38,7 +38,7 @@ use crate::measure::{share, Latency};
 use crate::procfs;
 use crate::suite::{self, OpLatencies, SuiteRecord};
 
-const RECORD_BYTES: usize = 48;
+pub(crate) const RECORD_BYTES: usize = 48;
 const QUICK_RECORDS: u64 = 20_000;
 const QUICK_SYNC_RECORDS: u64 = 300;
 const MIB: u64 = 1 << 20;
@@ -132,6 +132,9 @@ pub struct ImportConfig {
     pub memtable_bytes: u64,
     pub cache_bytes: u64,
     pub keep_db: bool,
+    /// Run only the buffered variants (`cellar-bench server`'s embedded baseline).
+    #[serde(default)]
+    pub buffered_only: bool,
 }
 
 fn invalid(what: impl Into<String>) -> BenchError {
@@ -195,7 +198,7 @@ impl Row {
 }
 
 /// Writes `records` rows to `path` (kept: reruns with the same size and seed reuse it).
-fn write_input(path: &Path, records: u64, seed: u64) -> Result<()> {
+pub(crate) fn write_input(path: &Path, records: u64, seed: u64) -> Result<()> {
     let want = records * RECORD_BYTES as u64;
     if std::fs::metadata(path).is_ok_and(|m| m.len() == want) {
         return Ok(());
@@ -216,13 +219,13 @@ fn write_input(path: &Path, records: u64, seed: u64) -> Result<()> {
 }
 
 /// Rows `first..first + n` of the input file, in order.
-struct RowReader {
+pub(crate) struct RowReader {
     r: BufReader<File>,
     left: u64,
 }
 
 impl RowReader {
-    fn open(path: &Path, first: u64, n: u64) -> Result<RowReader> {
+    pub(crate) fn open(path: &Path, first: u64, n: u64) -> Result<RowReader> {
         let mut f = File::open(path).map_err(|e| BenchError::io(path, e))?;
         f.seek(SeekFrom::Start(first * RECORD_BYTES as u64))
             .map_err(|e| BenchError::io(path, e))?;
@@ -232,7 +235,7 @@ impl RowReader {
         })
     }
 
-    fn next_row(&mut self) -> std::io::Result<Option<Row>> {
+    pub(crate) fn next_row(&mut self) -> std::io::Result<Option<Row>> {
         if self.left == 0 {
             return Ok(None);
         }
@@ -281,6 +284,7 @@ impl ImportConfig {
             memtable_bytes: a.memtable_mb * MIB,
             cache_bytes: a.cache_mb * MIB,
             keep_db: a.keep_db,
+            buffered_only: false,
         };
         Ok((cfg, skipped, want_hbase))
     }
@@ -361,12 +365,49 @@ pub fn run(a: &ImportArgs) -> Result<()> {
     failure.map_or(Ok(()), Err)
 }
 
+/// The buffered ("autoflush off") variants on Cellar only, in a child process as `run`
+/// does, over an input file already written: `cellar-bench server`'s embedded baseline.
+/// The records that arrived come back alongside any failure.
+pub(crate) fn embedded_buffered(
+    input: &Path,
+    records: u64,
+    writers: &[usize],
+    db_dir: &Path,
+    buffer_bytes: u64,
+) -> (Vec<SuiteRecord>, Result<()>) {
+    let cfg = ImportConfig {
+        engines: vec!["cellar".to_string()],
+        input: input.to_path_buf(),
+        records,
+        sync_records: 1,
+        writers: writers.to_vec(),
+        buffer_bytes,
+        db_dir: db_dir.to_path_buf(),
+        memtable_bytes: 64 * MIB,
+        cache_bytes: 64 * MIB,
+        keep_db: false,
+        buffered_only: true,
+    };
+    match serde_json::to_string(&cfg) {
+        Ok(json) => suite::run_child("import", "cellar", &json),
+        Err(e) => (
+            Vec::new(),
+            Err(invalid(format!("config could not be encoded: {e}"))),
+        ),
+    }
+}
+
 fn child_main(cfg: &ImportConfig) -> Result<()> {
     let [engine_name] = cfg.engines.as_slice() else {
         return Err(invalid("--child config must name exactly one engine"));
     };
     let dir = cfg.db_dir.join(format!("import-{engine_name}"));
-    for durable in [true, false] {
+    let modes: &[bool] = if cfg.buffered_only {
+        &[false]
+    } else {
+        &[true, false]
+    };
+    for &durable in modes {
         for &writers in &cfg.writers {
             procfs::remove_dir(&dir)?;
             let engine = engine::open(

@@ -22,6 +22,7 @@ mod procfs;
 mod report;
 mod results;
 mod runner;
+mod server;
 mod suite;
 mod workloads;
 mod ycsb;
@@ -112,6 +113,12 @@ pub enum Command {
     /// normal write path, one fsynced put per row ("autoflush on") or 12 MiB batches
     /// ("autoflush off"), with 1, 2, 4 and 6 parallel writers; rows per millisecond.
     Import(import::ImportArgs),
+
+    /// The import write-up over the network: happybase → Cellar's Thrift gateway and →
+    /// HBase's own Thrift server (1 and 6 writer processes), Cellar's Rust BufferedMutator
+    /// over gRPC and HBase's native BufferedMutator, the embedded import as the baseline,
+    /// and point gets at fixed rates (open loop, p50/p99); the ratios the targets need.
+    Server(server::ServerArgs),
 
     /// Regenerate docs/benchmarks/RESULTS.md and its SVG plots from JSON-lines results of
     /// the subcommands above: tables per workload with the ratio to Cellar, the machine
@@ -278,6 +285,7 @@ fn main() -> ExitCode {
         Command::Peers(cmd) => peers::run(&cmd),
         Command::Ycsb(args) => ycsb::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Server(args) => server::run(&args),
         Command::Report(args) => results::run(&args),
     };
     match result {

@@ -17,6 +17,7 @@ pub mod filter;
 pub mod grpc;
 pub mod http;
 pub mod metrics;
+pub mod recent;
 pub mod rows;
 pub(crate) mod serve;
 pub mod state;

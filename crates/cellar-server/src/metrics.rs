@@ -76,6 +76,8 @@ pub struct Metrics {
     /// Times a limit was hit (the request or connection refused, or a reply cut short).
     pub limit_hits: Family<LimitLabels, Counter>,
     pub mutations_without_wal: Counter,
+    /// Requests of the last few minutes per method, for the status page.
+    pub recent: crate::recent::RecentWindow,
     slow: Mutex<VecDeque<SlowRequest>>,
     _slow_total: AtomicU64,
 }
@@ -136,7 +138,7 @@ impl Metrics {
         );
         registry.register(
             "open_scanners",
-            "Open Thrift scanners",
+            "Open scanners (Thrift scanners and gRPC scan streams)",
             open_scanners.clone(),
         );
         registry.register(
@@ -167,6 +169,7 @@ impl Metrics {
             scanners_expired,
             limit_hits,
             mutations_without_wal,
+            recent: crate::recent::RecentWindow::new(),
             slow: Mutex::new(VecDeque::new()),
             _slow_total: AtomicU64::new(0),
         }
@@ -184,6 +187,7 @@ impl Metrics {
         self.request_seconds
             .get_or_create(&labels)
             .observe(took.as_secs_f64());
+        self.recent.observe(protocol, method, took, ok);
     }
 
     pub fn received(&self, protocol: Protocol, bytes: usize) {

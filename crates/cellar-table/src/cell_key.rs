@@ -143,6 +143,14 @@ pub fn column_range(row: &[u8], qualifier: &[u8]) -> (Vec<u8>, Vec<u8>) {
     (start, end)
 }
 
+/// `[start, end)` holding the versions of column `qualifier` of `row` whose timestamp is
+/// at most `max_ts` (versions sort newest first, so they are the column's tail).
+pub fn column_range_up_to(row: &[u8], qualifier: &[u8], max_ts: u64) -> (Vec<u8>, Vec<u8>) {
+    let (mut start, end) = column_range(row, qualifier);
+    start.extend_from_slice(&(u64::MAX - max_ts).to_be_bytes());
+    (start, end)
+}
+
 /// `esc(prefix)` without its terminator: the key of every cell of every row that starts
 /// with `prefix` starts with these bytes, and no other key does.
 pub fn row_prefix_start(prefix: &[u8]) -> Vec<u8> {
@@ -198,6 +206,22 @@ mod tests {
         assert_eq!(s, [b'a', 0x00, 0xFF, 0x00, 0x01]);
         assert_eq!(e, [b'a', 0x00, 0xFF, 0x00, 0x02]);
         assert_eq!(row_prefix_start(b"a\x00"), [b'a', 0x00, 0xFF]);
+    }
+
+    #[test]
+    fn column_range_up_to_holds_exactly_the_older_versions() {
+        let (start, end) = column_range_up_to(b"r", b"q", 100);
+        let key = |ts| {
+            let mut k = Vec::new();
+            encode_cell_key(b"r", b"q", ts, &mut k);
+            k
+        };
+        let inside = |k: &Vec<u8>| *k >= start && *k < end;
+        assert!(inside(&key(100)) && inside(&key(99)) && inside(&key(0)));
+        assert!(!inside(&key(101)) && !inside(&key(u64::MAX - 1)));
+        let mut other = Vec::new();
+        encode_cell_key(b"r", b"q\x00", 5, &mut other);
+        assert!(!inside(&other));
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod catalog;
 pub mod cell_key;
 pub mod error;
 mod gc;
+mod mutate;
 pub mod scan;
 pub mod schema;
 mod store;
@@ -36,6 +37,7 @@ pub mod timestamp;
 mod writer;
 
 pub use error::{Result, TableError};
+pub use mutate::Mutation;
 pub use scan::{CellRef, ColumnSelector, RowSelection, ScanSpec, Scanner, TimeRange};
 pub use schema::{FamilyCompression, FamilyOptions, FamilySchema, TableSchema};
 pub use store::CellStore;

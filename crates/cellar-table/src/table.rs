@@ -13,7 +13,9 @@ use cellar_engine::{
     Db, Durability, Keyspace, WriteBatch, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 
-use crate::cell_key::{column_range, encode_cell_key, encoded_cell_key_len, row_range};
+use crate::cell_key::{
+    column_range, column_range_up_to, encode_cell_key, encoded_cell_key_len, row_range,
+};
 use crate::error::{Result, TableError};
 use crate::scan::{ScanSpec, Scanner};
 use crate::schema::{FamilyOptions, FamilySchema, TableSchema};
@@ -290,6 +292,23 @@ impl Table {
         let f = self.family(family)?;
         check_key_size(row, qualifier)?;
         let (start, end) = column_range(row, qualifier);
+        batch.delete_range(&f.keyspace, &start, &end);
+        Ok(())
+    }
+
+    /// Deletes the versions of a column whose timestamp is at most `max_ts` (HBase's
+    /// `Delete.addColumns(family, qualifier, ts)`).
+    pub(crate) fn add_delete_column_up_to(
+        &self,
+        batch: &mut WriteBatch,
+        row: &[u8],
+        family: &str,
+        qualifier: &[u8],
+        max_ts: u64,
+    ) -> Result<()> {
+        let f = self.family(family)?;
+        check_key_size(row, qualifier)?;
+        let (start, end) = column_range_up_to(row, qualifier, max_ts);
         batch.delete_range(&f.keyspace, &start, &end);
         Ok(())
     }

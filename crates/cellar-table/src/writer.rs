@@ -87,6 +87,20 @@ impl TableWriter {
         self.flush_if_full()
     }
 
+    /// Buffers the deletion of the versions of a column whose timestamp is at most
+    /// `max_ts`.
+    pub fn delete_column_up_to(
+        &mut self,
+        row: &[u8],
+        family: &str,
+        qualifier: &[u8],
+        max_ts: u64,
+    ) -> Result<()> {
+        self.table
+            .add_delete_column_up_to(&mut self.batch, row, family, qualifier, max_ts)?;
+        self.flush_if_full()
+    }
+
     /// Buffers the deletion of one version of a column.
     pub fn delete_version(
         &mut self,

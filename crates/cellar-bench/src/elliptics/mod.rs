@@ -19,7 +19,7 @@ mod child;
 mod data;
 mod hbase;
 mod line;
-mod openloop;
+pub(crate) mod openloop;
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -57,6 +57,13 @@ pub struct Record {
     pub io_rate_std_dev: Option<f64>,
     pub aggregate_mb_per_sec: Option<f64>,
     pub fio_mb_per_sec: Option<f64>,
+    /// server_targets: the measured value (`value`), its `unit`, the goal (`target`),
+    /// whether it was met (`met`) and the figures it comes from (`inputs`).
+    pub value: Option<f64>,
+    pub unit: String,
+    pub goal: String,
+    pub met: Option<bool>,
+    pub inputs: String,
 }
 
 /// A malformed line, reported and left out.
@@ -169,6 +176,11 @@ fn parse_line(raw: &[u8]) -> std::result::Result<Option<Record>, String> {
         io_rate_std_dev: number(&obj, "io_rate_std_dev"),
         aggregate_mb_per_sec: number(&obj, "aggregate_mb_per_sec"),
         fio_mb_per_sec: number(&obj, "fio_mb_per_sec"),
+        value: number(&obj, "value"),
+        unit: text_field(&obj, "unit").unwrap_or_default(),
+        goal: text_field(&obj, "target").unwrap_or_default(),
+        met: obj.get("met").and_then(Value::as_bool),
+        inputs: text_field(&obj, "inputs").unwrap_or_default(),
         ..Record::default()
     }))
 }

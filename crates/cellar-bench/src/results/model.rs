@@ -22,6 +22,9 @@ pub enum Family {
     Elliptics,
     Ycsb,
     Import,
+    /// The import over the network: `cellar-bench server` (workloads `server` and
+    /// `server_targets`).
+    Server,
     Dfsio,
     Hypertable,
     /// A workload this report does not know: a generic ops/s table.
@@ -55,12 +58,13 @@ const YCSB_WORKLOADS: [&str; 7] = [
     "ycsb_e",
 ];
 
-pub const ALL_FAMILIES: [Family; 8] = [
+pub const ALL_FAMILIES: [Family; 9] = [
     Family::Db,
     Family::Mapfile,
     Family::Elliptics,
     Family::Ycsb,
     Family::Import,
+    Family::Server,
     Family::Dfsio,
     Family::Hypertable,
     Family::Other,
@@ -72,6 +76,7 @@ impl Family {
             "mapfile" => Family::Mapfile,
             "elliptics" => Family::Elliptics,
             "import" => Family::Import,
+            "server" | SERVER_TARGETS => Family::Server,
             "dfsio" => Family::Dfsio,
             "hypertable" => Family::Hypertable,
             w if DB_WORKLOADS.contains(&w) => Family::Db,
@@ -89,6 +94,10 @@ impl Family {
             Family::Elliptics => "Elliptics vs HBase, cold random reads (`cellar-bench elliptics`)",
             Family::Ycsb => "YCSB core workloads (`cellar-bench ycsb`)",
             Family::Import => "Importing into HBase, rows of 6 integers (`cellar-bench import`)",
+            Family::Server => {
+                "Importing into HBase over the network: Cellar's server beside HBase's Thrift \
+                 gateway and native client (`cellar-bench server`)"
+            }
             Family::Dfsio => "Hadoop TestDFSIO through Cellar's Vfs (`cellar-bench dfsio`)",
             Family::Hypertable => "Hypertable's AOL query-log test (`cellar-bench hypertable`)",
             Family::Other => "Other workloads",
@@ -112,6 +121,7 @@ impl Family {
         match self {
             Family::Import => r.rows_per_ms.or(r.ops_per_sec.map(|v| v / 1000.0)),
             Family::Dfsio => r.mb_per_sec.or(r.ops_per_sec),
+            Family::Server if r.workload == SERVER_TARGETS => r.value,
             _ => r.ops_per_sec,
         }
     }
@@ -145,6 +155,11 @@ impl Family {
             // "load" (records/s, latency per batch), "fixed rps=200" and "max rate ..." (gets
             // from cold, latency from the due time), "range seek+10" (seeks/s)
             Family::Elliptics => elliptics_group(variant).to_string(),
+            // "thrift/w6" → "thrift"; the targets' variants have no '/'
+            Family::Server => match variant.split_once('/') {
+                Some((group, _)) => group.to_string(),
+                None => String::new(),
+            },
             _ => String::new(),
         }
     }
@@ -153,6 +168,10 @@ impl Family {
         match (self, group) {
             (Family::Import, "durable") | (Family::Mapfile, "insert") => 0,
             (Family::Import, "buffered") | (Family::Mapfile, "lookup") => 1,
+            (Family::Server, g) => SERVER_GROUPS
+                .iter()
+                .position(|x| *x == g)
+                .unwrap_or(SERVER_GROUPS.len()),
             (Family::Elliptics, g) => match g {
                 "load" => 0,
                 "random reads" => 1,
@@ -174,6 +193,19 @@ impl Family {
         }
     }
 }
+
+/// The workload of `cellar-bench server`'s target lines (one table of its own).
+pub const SERVER_TARGETS: &str = "server_targets";
+
+/// `cellar-bench server`'s variant groups, in report order.
+const SERVER_GROUPS: [&str; 6] = [
+    "embedded",
+    "thrift",
+    "native",
+    "grpc-python",
+    "get-grpc",
+    "get-thrift",
+];
 
 /// `elliptics`' tables: the load, the random gets, the range reads.
 pub fn elliptics_group(variant: &str) -> &'static str {
@@ -258,6 +290,12 @@ pub struct Row {
     /// dfsio: TestDFSIO's average IO rate and its standard deviation.
     pub io_rate: Option<f64>,
     pub io_rate_std_dev: Option<f64>,
+    /// server_targets: the goal (">= 3"), whether it was met, the figures it comes from,
+    /// and the unit of the figure ("x" for a ratio).
+    pub goal: String,
+    pub met: Option<bool>,
+    pub inputs: String,
+    pub unit: String,
 }
 
 impl Row {
@@ -464,6 +502,14 @@ fn build_row(family: Family, variant: String, engine: String, recs: &[&Record]) 
                 .collect(),
         ),
         io_rate_std_dev: median(ran.iter().filter_map(|r| r.io_rate_std_dev).collect()),
+        goal: distinct(|r| &r.goal),
+        met: ran
+            .iter()
+            .map(|r| r.met)
+            .collect::<Option<Vec<bool>>>()
+            .map(|m| m.iter().all(|x| *x)),
+        inputs: distinct(|r| &r.inputs),
+        unit: distinct(|r| &r.unit),
         variant,
         engine,
         ..Row::default()
@@ -562,5 +608,14 @@ mod tests {
             "range reads"
         );
         assert_eq!(Family::Elliptics.variant_group("load"), "load");
+        assert_eq!(Family::of("server"), Family::Server);
+        assert_eq!(Family::of(SERVER_TARGETS), Family::Server);
+        assert_eq!(Family::Server.variant_group("thrift/w6"), "thrift");
+        assert_eq!(Family::Server.variant_group("get-grpc/r10000"), "get-grpc");
+        assert_eq!(
+            Family::Server.variant_group("rust client ÷ embedded import, w1"),
+            ""
+        );
+        assert!(Family::Server.group_rank("embedded") < Family::Server.group_rank("get-thrift"));
     }
 }

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use super::causes::Causes;
 use super::load::Input;
 use super::machine::{Ceilings, Machine};
-use super::model::{Family, Row, Table, ALL_FAMILIES};
+use super::model::{Family, Row, Table, ALL_FAMILIES, SERVER_TARGETS};
 use super::plots::Plot;
 
 /// Everything the report shows.
@@ -175,7 +175,57 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
     if !facts.is_empty() {
         let _ = writeln!(out, "{}.\n", facts.join("; "));
     }
+    if t.workload == SERVER_TARGETS {
+        targets_table(out, t);
+    } else {
+        figures_table(out, t);
+    }
+    // Under the table: what to type to get these lines again. Tables are split by command
+    // (model.rs), so there is one, or none in files written before records carried it.
+    match &t.command {
+        Some(cmd) => {
+            let _ = writeln!(out, "Command: {}\n", code(cmd));
+        }
+        None => out.push_str("Command not recorded.\n\n"),
+    }
+}
 
+/// `cellar-bench server`'s targets: what was measured against each of its goals.
+fn targets_table(out: &mut String, t: &Table) {
+    out.push_str("| target | measured | goal | met | from |\n|---|---:|---|---|---|\n");
+    for r in &t.rows {
+        let unit = if r.unit == "x" || r.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", cell(&r.unit))
+        };
+        let value = r.figure.map_or_else(
+            || "—".to_string(),
+            |v| {
+                if r.unit == "x" {
+                    format!("{v:.2}x")
+                } else {
+                    format!("{}{unit}", num(v))
+                }
+            },
+        );
+        let met = match r.met {
+            Some(true) => "yes",
+            Some(false) => "**no**",
+            None => "—",
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {value} | {}{unit} | {met} | {} |",
+            cell(&r.variant),
+            cell(&r.goal),
+            cell(&r.inputs)
+        );
+    }
+    out.push('\n');
+}
+
+fn figures_table(out: &mut String, t: &Table) {
     let rows = &t.rows;
     let show_variant = rows.iter().any(|r| !short_variant(t, r).is_empty());
     let show_runs = rows.iter().any(|r| r.runs > 1);
@@ -278,14 +328,6 @@ fn table(out: &mut String, doc: &Doc, t: &Table) {
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     out.push('\n');
-    // Under the table: what to type to get these lines again. Tables are split by command
-    // (model.rs), so there is one, or none in files written before records carried it.
-    match &t.command {
-        Some(cmd) => {
-            let _ = writeln!(out, "Command: {}\n", code(cmd));
-        }
-        None => out.push_str("Command not recorded.\n\n"),
-    }
 }
 
 /// The variant without its group, which the table's heading already names.

@@ -79,3 +79,33 @@ fn writer_flushes_when_the_buffer_fills() {
         "dropping the writer flushes"
     );
 }
+
+#[test]
+fn delete_column_up_to_removes_only_the_versions_at_or_before_it() {
+    let vfs = MemVfs::new();
+    let (_store, t) = setup(&vfs);
+    for ts in [10, 20, 30] {
+        t.put(b"r", "a", b"q", Some(ts), b"v", Durability::Buffered)
+            .expect("put");
+        t.put(b"r", "a", b"q2", Some(ts), b"v", Durability::Buffered)
+            .expect("put");
+    }
+    let mut w = t.writer(WriterOptions::default());
+    w.delete_column_up_to(b"r", "a", b"q", 20).expect("delete");
+    w.flush().expect("flush");
+    let versions = |q: &[u8]| -> Vec<u64> {
+        t.scan(ScanSpec {
+            columns: vec![cellar_table::ColumnSelector::Column {
+                family: "a".to_string(),
+                qualifier: q.to_vec(),
+            }],
+            max_versions: Some(0),
+            ..ScanSpec::default()
+        })
+        .expect("scan")
+        .map(|c| c.expect("cell").timestamp)
+        .collect()
+    };
+    assert_eq!(versions(b"q"), vec![30]);
+    assert_eq!(versions(b"q2"), vec![30, 20, 10]);
+}

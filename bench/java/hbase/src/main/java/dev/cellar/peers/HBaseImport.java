@@ -34,7 +34,10 @@ import org.apache.hadoop.hbase.util.CommonFSUtils;
 /**
  * "Performance of HBase importing" (cellar-bench import) on the HBase mini-cluster of {@link HBaseBench}:
  * {@code HBaseBench --mode import --input FILE --records N --sync-records M --writers 1,2,4,6
- * --buffer-mb 12 --dir D [--verify-rows 1000] [--keep-data]}.
+ * --buffer-mb 12 --dir D [--verify-rows 1000] [--keep-data] [--buffered-only]}; or, on the
+ * cluster of a running {@link HBaseThriftGateway}, the same flags without {@code --dir}
+ * ({@link #runOn}). {@code --buffered-only} skips the durable variants (then
+ * {@code --sync-records} is not needed).
  *
  * <p>The input is the file cellar-bench import writes (crates/cellar-bench/src/import.rs):
  * records of 6 little-endian int64, 48 bytes each; row key {@code "a:b:c"}, value the six as
@@ -69,6 +72,7 @@ final class HBaseImport {
     private String dir;
     private long verifyRows = 1000;
     private boolean keepData;
+    private boolean bufferedOnly;
 
     private HBaseImport() {}
 
@@ -78,6 +82,10 @@ final class HBaseImport {
             String flag = argv[i];
             if (flag.equals("--keep-data")) {
                 a.keepData = true;
+                continue;
+            }
+            if (flag.equals("--buffered-only")) {
+                a.bufferedOnly = true;
                 continue;
             }
             if (i + 1 >= argv.length) {
@@ -101,35 +109,58 @@ final class HBaseImport {
                 default -> throw new IllegalArgumentException("unknown flag " + flag);
             }
         }
-        if (a.input == null || a.dir == null || a.records < 1 || a.syncRecords < 1 || a.bufferMb < 1
+        if (a.bufferedOnly && a.syncRecords < 1) {
+            a.syncRecords = 1;
+        }
+        if (a.input == null || a.records < 1 || a.syncRecords < 1 || a.bufferMb < 1
                 || a.writers.isEmpty() || a.writers.stream().anyMatch(w -> w < 1)) {
-            throw new IllegalArgumentException("--mode import needs --input, --dir, --records >= 1, "
-                    + "--sync-records >= 1, --buffer-mb >= 1 and --writers of at least 1");
+            throw new IllegalArgumentException("--mode import needs --input, --records >= 1, "
+                    + "--sync-records >= 1 (unless --buffered-only), --buffer-mb >= 1 and --writers of at least 1");
         }
         a.syncRecords = Math.min(a.syncRecords, a.records);
         return a;
     }
 
+    /** Starts a mini-cluster under {@code --dir}, runs the variants on it, shuts it down. */
     static void run(String[] argv, PrintStream out) throws Exception {
         HBaseImport a = parse(argv);
-        long have = new java.io.File(a.input).length();
-        if (have < a.records * RECORD_BYTES) {
-            throw new IllegalArgumentException(a.input + " holds " + have / RECORD_BYTES + " rows, not " + a.records);
+        if (a.dir == null) {
+            throw new IllegalArgumentException("--mode import needs --dir");
         }
+        a.checkInput();
         HBaseTestingUtility util = HBaseBench.startCluster(a.dir);
         try {
-            Connection conn = util.getConnection();
-            Admin admin = util.getAdmin();
-            for (boolean durable : new boolean[] {true, false}) {
-                for (int w : a.writers) {
-                    a.variant(util, conn, admin, durable, w).emit(out);
-                }
-            }
+            a.variants(util, out);
         } finally {
             System.err.println("[hbase] shutting the mini-cluster down");
             util.shutdownMiniCluster();
             if (!a.keepData) {
                 util.cleanupTestDir();
+            }
+        }
+    }
+
+    /** Runs the variants on a cluster that is already up (and stays up). */
+    static void runOn(HBaseTestingUtility util, String[] argv, PrintStream out) throws Exception {
+        HBaseImport a = parse(argv);
+        a.checkInput();
+        a.variants(util, out);
+    }
+
+    private void checkInput() {
+        long have = new java.io.File(input).length();
+        if (have < records * RECORD_BYTES) {
+            throw new IllegalArgumentException(input + " holds " + have / RECORD_BYTES + " rows, not " + records);
+        }
+    }
+
+    private void variants(HBaseTestingUtility util, PrintStream out) throws Exception {
+        Connection conn = util.getConnection();
+        Admin admin = util.getAdmin();
+        boolean[] modes = bufferedOnly ? new boolean[] {false} : new boolean[] {true, false};
+        for (boolean durable : modes) {
+            for (int w : writers) {
+                variant(util, conn, admin, durable, w).emit(out);
             }
         }
     }
