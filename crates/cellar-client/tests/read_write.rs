@@ -255,6 +255,36 @@ async fn buffered_mutator_flushes_by_size_and_on_flush() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buffered_mutator_reports_a_background_batch_failure_at_the_next_send_or_flush() {
+    let server = common::start().await;
+    let client = server.client().await;
+    common::create_table(&client, "t").await;
+    let mut m = client.buffered_mutator("t").with_buffer_bytes(1);
+    // Each put fills the buffer, so each is sent in the background; this one fails on the
+    // server (no such family), and its put call cannot know yet.
+    m.put(Put::new(common::row_key(0), "no_such_family", "q", "v"))
+        .await
+        .expect("sent in the background");
+    let err = m.flush().await.expect_err("the failed batch is reported");
+    assert_eq!(err.code(), Some(tonic::Code::NotFound), "{err}");
+    // The mutator goes on: later batches are applied, and flush waits for them.
+    for i in 1..50 {
+        m.put(Put::new(common::row_key(i), "f", "q", "v"))
+            .await
+            .expect("put");
+    }
+    m.flush().await.expect("flush");
+    for i in 1..50 {
+        assert!(client
+            .get("t", common::row_key(i))
+            .await
+            .expect("get")
+            .is_some());
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_request_is_resource_exhausted_and_the_server_goes_on() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = common::config(&dir);
