@@ -4,7 +4,8 @@
 //!
 //! A full buffer is sent in the background, as HBase's `BufferedMutator` does: `put`
 //! returns while the server applies the batch, and the caller fills the next buffer
-//! meanwhile. At most one batch is in flight; the next full buffer first waits for it.
+//! meanwhile. At most one batch is in flight; the next full buffer first waits for it
+//! (docs/design/server-write-path.md).
 
 use cellar_proto::v1 as pb;
 use tokio::task::JoinHandle;
