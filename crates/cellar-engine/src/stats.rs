@@ -30,6 +30,8 @@ pub struct Counters {
     pub flushes: AtomicU64,
     pub flush_bytes: AtomicU64,
     pub compactions: AtomicU64,
+    /// Compactions running now (a gauge, not a total).
+    pub compactions_running: AtomicU64,
     pub compaction_read_bytes: AtomicU64,
     pub compaction_write_bytes: AtomicU64,
     /// SSTs read whole into the page cache by the cold-start warm-up, and the bytes read.
@@ -81,6 +83,8 @@ pub struct Stats {
     pub flushes: u64,
     pub flush_bytes: u64,
     pub compactions: u64,
+    /// Compactions running when the snapshot was taken.
+    pub compactions_running: u64,
     pub compaction_read_bytes: u64,
     pub compaction_write_bytes: u64,
     /// Files the cold-start warm-up read whole (`Options::warm_up_budget_bytes`), the bytes
@@ -122,6 +126,7 @@ impl Counters {
         s.flushes = self.flushes.load(Relaxed);
         s.flush_bytes = self.flush_bytes.load(Relaxed);
         s.compactions = self.compactions.load(Relaxed);
+        s.compactions_running = self.compactions_running.load(Relaxed);
         s.compaction_read_bytes = self.compaction_read_bytes.load(Relaxed);
         s.compaction_write_bytes = self.compaction_write_bytes.load(Relaxed);
         s.warm_ups = self.warm_ups.load(Relaxed);

@@ -77,6 +77,7 @@ pub(crate) fn compact_once(inner: &DbInner) -> Result<bool> {
 
 /// REQUIRES: `inner.compaction_lock` held by the caller. A failure poisons the database.
 pub(crate) fn run_compaction(inner: &DbInner, spec: &CompactionSpec) -> Result<()> {
+    let _running = Running::start(&inner.counters.compactions_running);
     run_compaction_inner(inner, spec)
         .and_then(|()| collect_range_tombstones(inner, spec.ks))
         .inspect_err(|e| inner.poison(e))
@@ -248,4 +249,44 @@ fn run_compaction_inner(inner: &DbInner, spec: &CompactionSpec) -> Result<()> {
         },
         None,
     )
+}
+
+/// Counts one compaction in progress (`Stats::compactions_running`) until dropped.
+struct Running<'a>(&'a std::sync::atomic::AtomicU64);
+
+impl<'a> Running<'a> {
+    fn start(c: &'a std::sync::atomic::AtomicU64) -> Self {
+        c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Running(c)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::Running;
+
+    #[test]
+    fn running_counts_a_compaction_until_it_ends_even_by_an_error() {
+        let c = AtomicU64::new(0);
+        {
+            let _a = Running::start(&c);
+            let _b = Running::start(&c);
+            assert_eq!(c.load(Ordering::Relaxed), 2);
+        }
+        assert_eq!(c.load(Ordering::Relaxed), 0);
+        let failed: Result<(), ()> = (|| {
+            let _r = Running::start(&c);
+            Err(())
+        })();
+        assert!(failed.is_err());
+        assert_eq!(c.load(Ordering::Relaxed), 0);
+    }
 }

@@ -27,6 +27,7 @@
 //! | `cellar_store_file_index_size_bytes` | gauge | | `storeFileIndexSize` | index and bloom bytes held in memory |
 //! | `cellar_range_tombstones` | gauge | table, family | | range tombstones per keyspace |
 //! | `cellar_compactions_total` | counter | | `compactionsCompletedCount` | compactions run |
+//! | `cellar_compactions_running` | gauge | | `compactionQueueLength` | compactions in progress |
 //! | `cellar_compacted_input_bytes_total` | counter | | `compactedInputBytes` | bytes read by compactions |
 //! | `cellar_compacted_output_bytes_total` | counter | | `compactedOutputBytes` | bytes written by compactions |
 //! | `cellar_updates_blocked_seconds_total` | counter | | `updatesBlockedTime` | writers stopped by a write stall |
@@ -151,6 +152,12 @@ fn engine_registry(s: &Stats, uptime_seconds: f64) -> Registry {
         s.resident_index_filter_bytes,
     );
     counter(&mut r, "compactions", "Compactions run", s.compactions);
+    gauge(
+        &mut r,
+        "compactions_running",
+        "Compactions in progress",
+        s.compactions_running,
+    );
     counter(
         &mut r,
         "compacted_input_bytes",

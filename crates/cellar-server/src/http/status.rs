@@ -278,8 +278,8 @@ fn requests_section(h: &mut String, state: &ServerState) {
 }
 
 fn engine_section(h: &mut String, s: &Stats) {
-    h.push_str(r#"<section><h2>Engine activity</h2><p class="hint">The engine reports totals since the database was opened, not the compactions in progress; a flush queue above zero means memtables are waiting for the disk.</p><table class="grid kv">"#);
-    let rows: [(&str, String); 8] = [
+    h.push_str(r#"<section><h2>Engine activity</h2><p class="hint">Totals since the database was opened, and the compactions running now; a flush queue above zero means memtables are waiting for the disk.</p><table class="grid kv">"#);
+    let rows: [(&str, String); 9] = [
         (
             "Flushes",
             format!(
@@ -289,6 +289,7 @@ fn engine_section(h: &mut String, s: &Stats) {
             ),
         ),
         ("Flush queue", grouped(s.immutable_memtables as u64)),
+        ("Compactions running", grouped(s.compactions_running)),
         (
             "Compactions",
             format!(
