@@ -221,6 +221,7 @@ impl std::fmt::Debug for Options {
 }
 
 /// The machine's RAM, or 0 where `sysconf` cannot tell.
+#[allow(unsafe_code)] // `sysconf` through libc
 fn physical_memory_bytes() -> u64 {
     // SAFETY: sysconf only reads its argument.
     let (pages, page_size) = unsafe {

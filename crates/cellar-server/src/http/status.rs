@@ -424,7 +424,6 @@ fn utc(t: SystemTime) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
