@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 use super::{FileLock, RandomAccessFile, Vfs, WritableFile};
 use crate::error::{Error, Result};
 
+/// The operating system's file system.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RealVfs;
 
