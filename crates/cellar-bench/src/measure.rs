@@ -15,6 +15,9 @@ use crate::procfs::{self, IoCounters};
 pub struct Latency(Histogram<u64>);
 
 impl Default for Latency {
+    // The bounds are constants that hdrhistogram accepts (low >= 1, high >= 2 * low,
+    // 3 significant digits), so this cannot fail.
+    #[allow(clippy::expect_used)]
     fn default() -> Self {
         Latency(Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"))
     }

@@ -6,6 +6,9 @@
 //! and one `mvn package` of bench/java, which downloads their jars from Maven Central the
 //! first time.
 
+// Unsafe code here: `geteuid(2)` through libc.
+#![allow(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,6 +1,9 @@
 //! What Linux tells about this process (`/proc/self/io`, `/proc/self/status`), the page
 //! cache, and the size of a directory tree.
 
+// Unsafe code here: `sync(2)` and `geteuid(2)` through libc.
+#![allow(unsafe_code)]
+
 use std::path::Path;
 
 use crate::error::{BenchError, Result};

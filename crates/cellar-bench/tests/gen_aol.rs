@@ -1,6 +1,9 @@
 //! `cellar-bench gen aol`: the files' shape, the statistics of Hypertable's AOL test (avg
 //! key ~7 B, avg value ~15 B, about half the lines with a click), and determinism.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output};

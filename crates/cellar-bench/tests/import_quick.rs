@@ -1,5 +1,8 @@
 //! `cellar-bench import --quick` (HBase importing): every variant, the JSON lines, rows/ms.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::Command;
 

@@ -1,6 +1,9 @@
 //! `cellar-bench mapfile` (MapFile vs HBase) and `cellar-bench peers`: the real binary end to end.
 //! Tests that need a built Java peer say so and pass without it (CI builds no jars).
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

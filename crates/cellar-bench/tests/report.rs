@@ -1,6 +1,9 @@
 //! `cellar-bench report`: RESULTS.md and plots from small fixture JSON lines of every
 //! workload subcommand (and an unknown one, and malformed lines).
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -1,5 +1,8 @@
 //! `cellar-bench ycsb --quick`: the real binary, its per-engine child, the JSON lines.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::{Command, Output};
 

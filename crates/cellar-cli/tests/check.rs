@@ -1,6 +1,9 @@
 //! `cellar check`: a good database passes; one flipped byte in an SST data block, in the
 //! manifest or in a middle WAL record fails it, naming the file and the offset.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

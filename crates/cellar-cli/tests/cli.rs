@@ -1,5 +1,8 @@
 //! Help text, usage errors and exit codes.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{cellar, stderr, stdout};

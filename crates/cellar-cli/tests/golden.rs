@@ -1,6 +1,9 @@
 //! Golden-output tests: `cellar inspect` on a deterministic database, compared with
 //! `tests/golden/*.txt`. Run with `UPDATE_GOLDEN=1` to rewrite the golden files.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -12,6 +12,9 @@
 //! stamps one column twice, so each is the newest version in the range. The stamps must
 //! increase in statement order.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::cmp::Reverse;

@@ -2,6 +2,9 @@
 //! errors and exit codes, flags, the default database directory, and results printed as
 //! each statement completes.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::io::{BufRead, BufReader, Write};

@@ -1,6 +1,9 @@
 //! What statements print and change, in process through `Session` (docs/hql.md, section 4),
 //! and the regression tests of executor bugs.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use cellar_shell::exec::ExecError;

@@ -20,7 +20,6 @@
 //! # Ok(())
 //! # }
 //! ```
-#![deny(clippy::unwrap_used)]
 
 pub mod blocking;
 mod client;

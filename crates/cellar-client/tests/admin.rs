@@ -1,5 +1,8 @@
 //! Table admin over gRPC, and the codes of its errors.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

@@ -1,5 +1,8 @@
 //! Bearer tokens, TLS, and the blocking client.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::Path;

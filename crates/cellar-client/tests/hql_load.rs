@@ -1,5 +1,8 @@
 //! HQL statements over gRPC (the shell's output and errors) and streamed bulk loads.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::io::Write;

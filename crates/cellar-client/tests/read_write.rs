@@ -1,6 +1,9 @@
 //! Mutate, Get, MultiGet (timestamps, time ranges, versions), Increment, BufferedMutator,
 //! and the size limit of a request.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use cellar_client::{Code, Column, Delete, Durability, Put, ReadOptions};

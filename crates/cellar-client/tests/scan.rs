@@ -1,6 +1,9 @@
 //! Streaming scans: ranges, prefix, reverse, limit, columns, versions, chunking by rows and
 //! bytes, flow control, split points, and shutdown while a scan is open.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

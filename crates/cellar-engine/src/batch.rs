@@ -28,9 +28,11 @@ pub struct Keyspace {
 }
 
 impl Keyspace {
+    /// The keyspace's name.
     pub fn name(&self) -> &str {
         &self.name
     }
+    /// The keyspace's number, as stored in WAL records and the manifest.
     pub fn id(&self) -> u32 {
         self.id
     }
@@ -42,6 +44,8 @@ pub const OP_DELETE_RANGE: u8 = 2;
 pub const OP_INGESTED: u8 = 3;
 pub const BATCH_HEADER_LEN: usize = 12;
 
+/// Writes to apply atomically with [`Db::write`](crate::Db::write): puts, deletes and range
+/// deletes, over any keyspaces, in order.
 #[derive(Debug, Clone)]
 pub struct WriteBatch {
     /// Header (sequence filled in at commit) followed by the ops.
@@ -60,6 +64,7 @@ impl Default for WriteBatch {
 }
 
 impl WriteBatch {
+    /// An empty batch.
     pub fn new() -> Self {
         let mut rep = Vec::with_capacity(64);
         rep.resize(BATCH_HEADER_LEN, 0);
@@ -90,6 +95,8 @@ impl WriteBatch {
         }
     }
 
+    /// Sets `key` to `value` in `ks`. An oversized key or value makes the whole batch fail at
+    /// [`Db::write`](crate::Db::write) with `InvalidArgument`.
     pub fn put(&mut self, ks: &Keyspace, key: &[u8], value: &[u8]) {
         self.check_key(key);
         if value.len() > MAX_VALUE_LEN && self.invalid.is_none() {
@@ -106,6 +113,7 @@ impl WriteBatch {
         self.count += 1;
     }
 
+    /// Deletes `key` from `ks`.
     pub fn delete(&mut self, ks: &Keyspace, key: &[u8]) {
         self.check_key(key);
         self.note_keyspace(ks);
@@ -130,9 +138,11 @@ impl WriteBatch {
         self.count += 1;
     }
 
+    /// The number of operations.
     pub fn len(&self) -> usize {
         self.count as usize
     }
+    /// Whether the batch holds no operation.
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
@@ -140,6 +150,7 @@ impl WriteBatch {
     pub fn size_bytes(&self) -> usize {
         self.rep.len()
     }
+    /// Removes every operation, keeping the allocation.
     pub fn clear(&mut self) {
         self.rep.truncate(BATCH_HEADER_LEN);
         self.count = 0;
@@ -186,18 +197,29 @@ impl WriteBatch {
 /// One decoded operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchOp<'a> {
+    /// Sets `key` to `value`.
     Put {
+        /// The keyspace's number.
         ks: u32,
+        /// The user key.
         key: &'a [u8],
+        /// The value.
         value: &'a [u8],
     },
+    /// Deletes `key`.
     Delete {
+        /// The keyspace's number.
         ks: u32,
+        /// The user key.
         key: &'a [u8],
     },
+    /// Deletes every key in `[start, end)`.
     DeleteRange {
+        /// The keyspace's number.
         ks: u32,
+        /// First key deleted.
         start: &'a [u8],
+        /// End of the range (exclusive).
         end: &'a [u8],
     },
     /// Holds the place of a sequence number given to ingested files, so that the WAL's
@@ -250,8 +272,11 @@ impl<'a> Iterator for BatchOps<'a> {
 
 /// A batch read back from the WAL.
 pub struct DecodedBatch<'a> {
+    /// Sequence number of the first operation; the others follow it.
     pub seq: SeqNo,
+    /// The number of operations, as the header says.
     pub count: u32,
+    /// The operations, in order.
     pub ops: Vec<BatchOp<'a>>,
 }
 

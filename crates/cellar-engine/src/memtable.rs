@@ -337,6 +337,7 @@ type StaticEntry = Entry<'static, MemKey, Box<[u8]>>;
 /// SAFETY (of every use): the entry borrows `MemtableIterator::mem.map`, which lives as long
 /// as the `Arc` held in `mem`; `cur` is always dropped or replaced before `mem` (field
 /// order), and the skiplist keeps a node alive while an `Entry` to it exists.
+#[allow(unsafe_code)] // a lifetime the compiler cannot see
 fn detach(e: Option<Entry<'_, MemKey, Box<[u8]>>>) -> Option<StaticEntry> {
     // SAFETY: see above; only called with entries of `MemtableIterator::mem`.
     unsafe { std::mem::transmute(e) }

@@ -8,12 +8,16 @@ use crate::vfs::{RealVfs, Vfs};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Compression {
+    /// Stored as written.
     None = 0,
+    /// LZ4: fast, a moderate ratio.
     Lz4 = 1,
+    /// zstd: a better ratio for more CPU.
     Zstd = 2,
 }
 
 impl Compression {
+    /// The codec of a stored byte, or `None` for an unknown one.
     pub fn from_u8(b: u8) -> Option<Self> {
         match b {
             0 => Some(Compression::None),
@@ -42,27 +46,36 @@ pub enum Durability {
 /// database's `Options`. Stored in the manifest with the keyspace.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KeyspaceOptions {
+    /// Block codec.
     pub compression: Option<Compression>,
+    /// Uncompressed size at which a data block is cut.
     pub block_size_bytes: Option<usize>,
     /// 0 disables the bloom filter for this keyspace's files.
     pub bloom_bits_per_key: Option<u32>,
 }
 
+/// How one write is made durable.
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
+    /// When the write is acknowledged: see [`Durability`].
     pub durability: Durability,
 }
 
 impl WriteOptions {
+    /// Options with the given durability.
     pub fn new(durability: Durability) -> Self {
         WriteOptions { durability }
     }
 }
 
+/// How a database is opened and tuned. The defaults suit small records.
 #[derive(Clone)]
 pub struct Options {
+    /// Where the files live: the real file system by default.
     pub vfs: Arc<dyn Vfs>,
+    /// Create the database when the directory holds none.
     pub create_if_missing: bool,
+    /// Fail to open when the directory holds a database already.
     pub error_if_exists: bool,
     /// Active memtable size at which it is frozen and flushed.
     pub memtable_size_bytes: usize,
@@ -76,10 +89,13 @@ pub struct Options {
     pub max_immutable_memtables: usize,
     /// Uncompressed size at which a data block is cut.
     pub block_size_bytes: usize,
+    /// Entries between restart points in a data block (full keys, binary-searchable).
     pub block_restart_interval: usize,
+    /// Codec of data blocks.
     pub compression: Compression,
     /// Bloom filter bits per key; 0 disables filters.
     pub bloom_bits_per_key: u32,
+    /// Size of the cache of uncompressed blocks shared by every file.
     pub block_cache_size_bytes: usize,
     /// Target size of one index partition. A file whose index would be larger than this is
     /// written with a partitioned index and filter (format version 2): index partitions of
@@ -113,6 +129,7 @@ pub struct Options {
     /// lower warms later, higher sooner. Default 1 GiB/s: set it to the device's sequential
     /// read rate (docs/design/cold-start-warm-up.md).
     pub warm_up_read_bytes_per_sec: u64,
+    /// L0 file count at which L0 becomes due for compaction.
     pub l0_compaction_trigger: usize,
     /// L0 file count at which writers start being delayed, gradually more as it grows.
     pub l0_slowdown_trigger: usize,
@@ -122,8 +139,11 @@ pub struct Options {
     /// one above, but at most 1/`level_size_ratio` of the next non-empty level below
     /// (docs/design/level-target-cap.md).
     pub level1_size_bytes: u64,
+    /// How much larger each level's target is than the one above.
     pub level_size_ratio: u64,
+    /// Number of levels, L0 included.
     pub num_levels: usize,
+    /// Size at which compaction cuts an output file.
     pub target_file_size_bytes: u64,
     /// WAL bytes buffered in-process for `Buffered` writes before they spill to the OS.
     pub wal_buffer_bytes: usize,
@@ -221,6 +241,7 @@ impl std::fmt::Debug for Options {
 }
 
 /// The machine's RAM, or 0 where `sysconf` cannot tell.
+#[allow(unsafe_code)] // `sysconf` through libc
 fn physical_memory_bytes() -> u64 {
     // SAFETY: sysconf only reads its argument.
     let (pages, page_size) = unsafe {

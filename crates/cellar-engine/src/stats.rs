@@ -48,51 +48,81 @@ impl Counters {
 /// One level of one keyspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LevelStats {
+    /// Level number (0 is L0).
     pub level: usize,
+    /// SST files in the level.
     pub files: usize,
+    /// Their total size in bytes.
     pub bytes: u64,
 }
 
+/// One keyspace: its levels and range tombstones.
 #[derive(Debug, Clone, Default)]
 pub struct KeyspaceStats {
+    /// The keyspace's name.
     pub name: String,
+    /// Its levels, L0 first.
     pub levels: Vec<LevelStats>,
+    /// Live range tombstones.
     pub range_tombstones: usize,
 }
 
 /// A point-in-time copy of everything `Db::stats()` reports.
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
+    /// `pread`s issued against SST files (block cache misses, possibly coalesced).
     pub device_reads: u64,
+    /// Bytes those reads returned.
     pub device_read_bytes: u64,
     /// Of `device_reads`, the point reads the page cache served without waiting on the disk.
     pub page_cache_reads: u64,
+    /// Block lookups the block cache served.
     pub block_cache_hits: u64,
+    /// Block lookups the block cache missed.
     pub block_cache_misses: u64,
+    /// Bytes the block cache holds.
     pub block_cache_bytes: u64,
+    /// Point lookups a bloom filter answered "absent" without touching a block.
     pub bloom_negatives: u64,
+    /// Lookups a filter let through for a key the file did not hold.
     pub bloom_false_positives: u64,
+    /// Point lookups.
     pub gets: u64,
+    /// Write batches committed.
     pub writes: u64,
+    /// Bytes of those batches.
     pub write_bytes: u64,
+    /// WAL syncs.
     pub wal_syncs: u64,
+    /// Bytes written to the WAL.
     pub wal_bytes: u64,
+    /// Writers whose batch was committed by another writer's WAL write (group commit).
     pub grouped_writes: u64,
+    /// Microseconds writers waited on a full L0 or too many frozen memtables.
     pub stall_micros: u64,
+    /// Microseconds writers were delayed as L0 grew (`Options::l0_slowdown_trigger`).
     pub slowdown_micros: u64,
+    /// Memtable flushes.
     pub flushes: u64,
+    /// Bytes of SSTs the flushes wrote.
     pub flush_bytes: u64,
+    /// Compactions.
     pub compactions: u64,
     /// Compactions running when the snapshot was taken.
     pub compactions_running: u64,
+    /// Bytes compactions read.
     pub compaction_read_bytes: u64,
+    /// Bytes compactions wrote.
     pub compaction_write_bytes: u64,
-    /// Files the cold-start warm-up read whole (`Options::warm_up_budget_bytes`), the bytes
-    /// it read, and the size of the live files it warmed or has queued.
+    /// Files the cold-start warm-up read whole (`Options::warm_up_budget_bytes`).
     pub warm_ups: u64,
+    /// Bytes the warm-up read.
     pub warm_up_bytes: u64,
+    /// Size of the live files the warm-up warmed or has queued.
     pub warm_up_budget_used_bytes: u64,
+    /// Bytes in the active and frozen memtables.
     pub memtable_bytes: u64,
+    /// Frozen memtables waiting for flush.
     pub immutable_memtables: usize,
     /// Bytes of SST index blocks and bloom filters held in memory for the life of their
     /// files (index and filter partitions in the block cache are not counted).
@@ -101,8 +131,11 @@ pub struct Stats {
     pub metadata_budget_used_bytes: u64,
     /// Entries (all versions, tombstones included) in live SSTs.
     pub sst_entries: u64,
+    /// Bytes of live SSTs.
     pub sst_bytes: u64,
+    /// The last sequence number given to a write.
     pub last_sequence: u64,
+    /// Every keyspace.
     pub keyspaces: Vec<KeyspaceStats>,
 }
 

@@ -14,16 +14,21 @@ pub const TRAILER_LEN: usize = 8;
 
 /// Largest user key and value the engine accepts (see `docs/durability.md`).
 pub const MAX_KEY_LEN: usize = 64 * 1024;
+/// Largest value the engine accepts.
 pub const MAX_VALUE_LEN: usize = 64 * 1024 * 1024;
 
+/// What an entry is: the low byte of its trailer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum ValueKind {
+    /// A point tombstone.
     Delete = 0,
+    /// A value.
     Put = 1,
 }
 
 impl ValueKind {
+    /// The kind of a stored byte, or `None` for an unknown one.
     pub fn from_u8(b: u8) -> Option<Self> {
         match b {
             0 => Some(ValueKind::Delete),
@@ -42,10 +47,12 @@ pub fn pack_trailer(seq: SeqNo, kind: u8) -> u64 {
     (seq << 8) | u64::from(kind)
 }
 
+/// Splits a trailer into its sequence number and kind byte.
 pub fn unpack_trailer(t: u64) -> (SeqNo, u8) {
     (t >> 8, (t & 0xff) as u8)
 }
 
+/// `user_key` followed by the trailer of `seq` and `kind`.
 pub fn make_internal_key(user_key: &[u8], seq: SeqNo, kind: u8) -> Vec<u8> {
     let mut k = Vec::with_capacity(user_key.len() + TRAILER_LEN);
     k.extend_from_slice(user_key);

@@ -22,20 +22,28 @@ use crate::vfs::Vfs;
 /// Metadata of one keyspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeyspaceMeta {
+    /// The keyspace's name.
     pub name: String,
     /// Per level, files by number.
     pub levels: Vec<BTreeMap<u64, FileMeta>>,
+    /// Live range tombstones.
     pub range_tombstones: BTreeSet<RangeTombstone>,
+    /// How its files are written.
     pub options: KeyspaceOptions,
 }
 
 /// Everything the manifest records, as applied so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LsmMeta {
+    /// Every live keyspace, by number.
     pub keyspaces: BTreeMap<u32, KeyspaceMeta>,
+    /// WAL files with a number below this are obsolete.
     pub log_number: u64,
+    /// The next number to give a new file.
     pub next_file_number: u64,
+    /// The last sequence number the manifest records.
     pub last_sequence: SeqNo,
+    /// The next number to give a new keyspace.
     pub next_keyspace_id: u32,
 }
 
@@ -142,6 +150,7 @@ impl LsmMeta {
         e
     }
 
+    /// The numbers of every SST of every keyspace.
     pub fn live_file_numbers(&self) -> BTreeSet<u64> {
         self.keyspaces
             .values()

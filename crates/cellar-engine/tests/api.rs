@@ -1,6 +1,9 @@
 //! The public API, edge by edge: keyspaces, batches, range deletes, limits, prefixes and
 //! bounds, snapshots, checkpoints, close and locking.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

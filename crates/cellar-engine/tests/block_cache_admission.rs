@@ -3,6 +3,9 @@
 //! on the first. Scans fill the cache as before. The counters are the database's own
 //! (`Stats::block_cache_hits`), read before and after each lookup.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 mod common;

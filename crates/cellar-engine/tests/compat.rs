@@ -9,6 +9,9 @@
 //! The expected contents come from `fixture_ops` (replayed into a model) and are pinned by a
 //! literal table (`PINNED`), so a change to the ops cannot silently change what is checked.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,9 @@
 //! what it sees is well-formed, never older than a write acknowledged before the read began,
 //! never newer than a write that was issued, and never goes backwards.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

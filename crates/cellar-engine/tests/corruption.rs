@@ -6,6 +6,9 @@
 //! yielded before must be right.) Only a WAL cut short (a torn append) may lose records: its
 //! incomplete last ones (the torn-tail rule of `docs/format/wal.md`).
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

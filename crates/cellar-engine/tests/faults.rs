@@ -6,6 +6,9 @@
 //! - reopen (without faults) after a power loss or a process crash at that moment, holding
 //!   a prefix of the issued writes that includes every write the contract made durable.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -1,5 +1,8 @@
 //! Bulk ingestion: files written outside the WAL and memtable, made visible atomically.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::Arc;

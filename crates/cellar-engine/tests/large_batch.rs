@@ -1,5 +1,8 @@
 //! Batches large enough to be put into the memtable by several threads at once.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -4,6 +4,9 @@
 //! includes every write acknowledged as durable for that kind of crash — nothing lost that
 //! was promised, nothing invented.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

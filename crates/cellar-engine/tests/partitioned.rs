@@ -2,6 +2,9 @@
 //! or read through the cache, and the metadata budget is charged by live files only (files
 //! deleted by compaction give their share back).
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -4,6 +4,9 @@
 //! snapshots; then again after reopen and after a full compaction. Every read path (get,
 //! multi_get, scans both ways, seeks with walks) must agree with a `BTreeMap` model.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -8,6 +8,9 @@
 //! fourth row (5,000 tombstones), read back while the tombstones sit in the memtable and again
 //! after a flush has moved them to the manifest (no compaction, so none is collected).
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::{Duration, Instant};
 
 use cellar_engine::{Db, Durability, Keyspace, Options, ReadOptions, WriteOptions};

@@ -5,6 +5,11 @@
 //! Where the file system shows no readahead even for the scan there is nothing to tell
 //! apart, and the test says so and passes.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+// Unsafe code here: `mmap`, `mincore` and `posix_fadvise` through libc; each block says
+// why it is sound.
+#![allow(clippy::unwrap_used, clippy::expect_used, unsafe_code)]
+
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};

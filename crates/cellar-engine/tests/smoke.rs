@@ -1,6 +1,9 @@
 //! Straight-line scenarios that must exercise every layer (a sanity check that the small
 //! options used by the model test really cause flushes, compactions and multi-level trees).
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::Arc;

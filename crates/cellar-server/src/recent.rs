@@ -162,7 +162,6 @@ fn quantile(slot: &Slot, q: f64) -> Duration {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

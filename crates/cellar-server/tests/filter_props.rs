@@ -2,6 +2,9 @@
 //! panic, returned rows are made of the row's own cells, and row-level filters combined
 //! with AND/OR/SKIP agree with plain boolean logic.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use cellar_server::filter::{Filter, RowVerdict};

@@ -1,6 +1,9 @@
 //! Filters on real scans: a table in a temporary store, read through `RowScanner` as the
 //! protocols read it.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use cellar_engine::{Durability, Options};
 use cellar_server::filter::Filter;
 use cellar_server::rows::RowScanner;

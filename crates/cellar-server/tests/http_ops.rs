@@ -1,6 +1,9 @@
 //! The HTTP listener as an operator and an attacker see it: /metrics, /health through a
 //! shutdown, tokens, connection limits and hostile clients.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod http_common;
 
 use std::time::Duration;

@@ -1,5 +1,8 @@
 //! REST over a real HTTP listener: round trips, binary keys, scans, and error statuses.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod http_common;
 
 use base64::Engine;

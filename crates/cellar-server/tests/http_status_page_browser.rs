@@ -3,6 +3,9 @@
 //! `CHROMIUM_BIN`, else `chromium` on PATH; without it the test prints SKIP, unless env
 //! `CI` is set, then it fails.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod http_common;
 
 use std::path::PathBuf;

@@ -1,6 +1,9 @@
 //! HTTPS: the listener with `--tls-cert`/`--tls-key` (a self-signed certificate made with
 //! the `openssl` command; without it the test prints SKIP).
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod http_common;
 
 use std::process::Command;

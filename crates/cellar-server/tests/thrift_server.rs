@@ -3,6 +3,9 @@
 //! counts, garbage, unknown methods and tables), slow clients and the connection limit.
 //! After each bad client the server must still serve others.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};

@@ -22,7 +22,6 @@
 //! # Ok(())
 //! # }
 //! ```
-#![deny(clippy::unwrap_used)]
 
 pub mod catalog;
 pub mod cell_key;

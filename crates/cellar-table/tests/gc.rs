@@ -1,6 +1,9 @@
 //! Compactions reclaim cells past their family's TTL (and keep versions beyond MAX_VERSIONS,
 //! which a time-range read may still show).
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

@@ -2,6 +2,9 @@
 //! families, columns and versions, buffered writes, engine flushes, snapshots, reopens and
 //! scans with random specs, against a `BTreeMap` of cells.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::cmp::Reverse;

@@ -1,5 +1,8 @@
 //! `Table::split_rows`: pieces that, scanned one by one, give exactly the whole table.
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::ops::Bound;

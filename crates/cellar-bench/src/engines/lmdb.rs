@@ -16,6 +16,9 @@
 //!   its cache), no compaction and no direct I/O: `block_cache_bytes`, `memtable_bytes` and
 //!   `direct_reads` do not apply.
 
+// Unsafe code here: heed marks opening an environment and changing its flags unsafe.
+#![allow(unsafe_code)]
+
 use std::ops::Bound;
 use std::path::Path;
 use std::time::Duration;

@@ -9,6 +9,9 @@
 //! SIGTERM; whoever has not exited within the grace period gets SIGKILL. Should this
 //! process die without unwinding, the kernel sends each server SIGTERM (PR_SET_PDEATHSIG).
 
+// Unsafe code here: `prctl(PR_SET_PDEATHSIG)` in the child and `kill` of our own child.
+#![allow(unsafe_code)]
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -174,7 +177,8 @@ impl ServerProcess {
         };
         drop(self.stdin.take());
         if self.stop_by == StopBy::Sigterm {
-            // The pid is our own child's, still unreaped: it cannot name another process.
+            // SAFETY: kill only reads its arguments; the pid is our own child's, still
+            // unreaped, so it cannot name another process.
             unsafe {
                 libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
             }

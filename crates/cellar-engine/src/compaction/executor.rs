@@ -31,6 +31,7 @@ pub trait CompactionFilter: Send + Sync {
     fn start(&self) -> Box<dyn CompactionFilterRun>;
 }
 
+/// The decisions of a [`CompactionFilter`] for one compaction.
 pub trait CompactionFilterRun {
     /// Called with the newest version of every user key that is a put (in key order).
     /// `droppable`: no live snapshot sees this version and nothing older of the key lies

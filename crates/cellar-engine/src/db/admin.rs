@@ -28,12 +28,14 @@ impl Db {
         }
     }
 
+    /// The keyspace named `name`, or [`Error::KeyspaceNotFound`].
     pub fn keyspace(&self, name: &str) -> Result<Keyspace> {
         self.inner
             .keyspace_by_name(name)
             .ok_or_else(|| Error::KeyspaceNotFound(name.to_string()))
     }
 
+    /// The names of the live keyspaces.
     pub fn keyspace_names(&self) -> Vec<String> {
         let sv = self.inner.super_version();
         sv.version
@@ -284,6 +286,7 @@ impl Db {
         };
     }
 
+    /// A snapshot of the engine's counters and of the shape of every keyspace's tree.
     pub fn stats(&self) -> Stats {
         let inner = &self.inner;
         let mut s = Stats::default();

@@ -55,15 +55,19 @@ pub struct IngestFiles {
 }
 
 impl IngestFiles {
+    /// The keyspace the files are for.
     pub fn keyspace(&self) -> &Keyspace {
         &self.ks
     }
+    /// The number of entries in the files.
     pub fn entries(&self) -> u64 {
         self.entries
     }
+    /// The number of files.
     pub fn file_count(&self) -> usize {
         self.files.len()
     }
+    /// The files' total size in bytes.
     pub fn bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
     }

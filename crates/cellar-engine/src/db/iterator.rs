@@ -100,6 +100,7 @@ impl Db {
 }
 
 impl DbIterator {
+    /// Whether the iterator is positioned at an entry.
     pub fn valid(&self) -> bool {
         self.valid
     }
@@ -122,6 +123,7 @@ impl DbIterator {
         }
     }
 
+    /// Positions at the first key (the lower bound, when set).
     pub fn seek_to_first(&mut self) {
         self.direction = Direction::Forward;
         match self.lower.clone() {
@@ -131,6 +133,7 @@ impl DbIterator {
         self.find_next(None);
     }
 
+    /// Positions at the last key below the upper bound, when set.
     pub fn seek_to_last(&mut self) {
         self.direction = Direction::Reverse;
         match self.upper.clone() {
@@ -165,6 +168,7 @@ impl DbIterator {
         self.find_prev();
     }
 
+    /// Moves to the next key; does nothing when not `valid()`.
     pub fn next(&mut self) {
         if !self.valid {
             return;
@@ -180,6 +184,7 @@ impl DbIterator {
         self.find_next(Some(current));
     }
 
+    /// Moves to the previous key; does nothing when not `valid()`.
     pub fn prev(&mut self) {
         if !self.valid {
             return;

@@ -221,6 +221,7 @@ impl Db {
         Ok(Db { inner, guard })
     }
 
+    /// The database's directory.
     pub fn path(&self) -> &std::path::Path {
         &self.inner.dir
     }

@@ -45,6 +45,7 @@ impl Drop for SnapshotInner {
 }
 
 impl Snapshot {
+    /// The sequence number the snapshot reads at: it sees every write up to it.
     pub fn sequence(&self) -> SeqNo {
         self.inner.seq
     }
@@ -56,6 +57,7 @@ impl std::fmt::Debug for Snapshot {
     }
 }
 
+/// How a read sees the database: at a snapshot or now, and which keys an iterator covers.
 #[derive(Clone, Debug, Default)]
 pub struct ReadOptions {
     /// Read as of this snapshot; the latest state when `None`.
@@ -69,6 +71,7 @@ pub struct ReadOptions {
 }
 
 impl ReadOptions {
+    /// Options that read at `snapshot`, with no bounds.
     pub fn at(snapshot: &Snapshot) -> Self {
         ReadOptions {
             snapshot: Some(snapshot.clone()),

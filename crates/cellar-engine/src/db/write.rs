@@ -134,12 +134,14 @@ fn apply_ops_parallel(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
 }
 
 impl Db {
+    /// Sets `key` to `value` in `ks` (a batch of one).
     pub fn put(&self, ks: &Keyspace, key: &[u8], value: &[u8], wo: &WriteOptions) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(ks, key, value);
         self.write(b, wo)
     }
 
+    /// Deletes `key` from `ks` (a batch of one).
     pub fn delete(&self, ks: &Keyspace, key: &[u8], wo: &WriteOptions) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(ks, key);

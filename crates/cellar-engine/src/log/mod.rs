@@ -21,11 +21,14 @@ pub use writer::LogWriter;
 /// Which log a file holds; each kind has its own magic so one is never read as the other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LogKind {
+    /// A write-ahead log (`NNNNNN.wal`).
     Wal,
+    /// A manifest (`MANIFEST-NNNNNN`).
     Manifest,
 }
 
 impl LogKind {
+    /// The 8 magic bytes that open a file of this kind.
     pub fn magic(self) -> [u8; 8] {
         match self {
             LogKind::Wal => *b"CELLAR-W",
@@ -47,6 +50,7 @@ impl LogKind {
 
 /// Format version written into (and accepted from) the file header.
 pub const FORMAT_VERSION: u32 = 1;
+/// Length of a log's file header: magic (8), format version (4), masked crc (4).
 pub const FILE_HEADER_LEN: usize = 16;
 /// crc (4) + payload length (4).
 pub const RECORD_HEADER_LEN: usize = 8;

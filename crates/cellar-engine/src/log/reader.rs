@@ -31,7 +31,9 @@ pub enum TailPolicy {
 /// hold every payload twice).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRecord {
+    /// Offset in the file of the record's header.
     pub offset: u64,
+    /// Where the payload lies in the parsed buffer.
     pub payload: Range<usize>,
 }
 
@@ -42,8 +44,10 @@ impl LogRecord {
     }
 }
 
+/// What [`read_log`] found in a log file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LogContents {
+    /// The whole, valid records, in file order.
     pub records: Vec<LogRecord>,
     /// Length of the prefix made of the header and whole valid records: where a writer
     /// could continue, and what a repair would truncate the file to.

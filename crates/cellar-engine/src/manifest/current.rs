@@ -5,6 +5,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::vfs::Vfs;
 
+/// The file that names the live manifest.
 pub const CURRENT_FILE: &str = "CURRENT";
 pub const LOCK_FILE: &str = "LOCK";
 pub const TEMP_SUFFIX: &str = ".tmp";
@@ -20,7 +21,9 @@ pub enum FileKind {
     Sst(u64),
     /// `MANIFEST-000007`
     Manifest(u64),
+    /// The `CURRENT` file.
     Current,
+    /// The `LOCK` file.
     Lock,
     /// Anything ending in `.tmp`: a write that never completed its rename.
     Temp,
@@ -31,10 +34,12 @@ pub fn wal_file_name(number: u64) -> String {
     format!("{number:06}.wal")
 }
 
+/// The name of SST number `number` (`000012.sst`).
 pub fn sst_file_name(number: u64) -> String {
     format!("{number:06}.sst")
 }
 
+/// The name of manifest number `number` (`MANIFEST-000007`).
 pub fn manifest_file_name(number: u64) -> String {
     format!("{MANIFEST_PREFIX}{number:06}")
 }

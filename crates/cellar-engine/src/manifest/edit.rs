@@ -14,14 +14,21 @@ use crate::options::{Compression, KeyspaceOptions};
 /// One SST file of one level of one keyspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileMeta {
+    /// The file's number: its name is `NNNNNN.sst`.
     pub number: u64,
+    /// Size in bytes.
     pub size: u64,
     /// Smallest and largest internal keys in the file.
     pub smallest: Vec<u8>,
+    /// Largest internal key in the file.
     pub largest: Vec<u8>,
+    /// Smallest sequence number in the file.
     pub min_seq: u64,
+    /// Largest sequence number in the file.
     pub max_seq: u64,
+    /// Entries, tombstones included.
     pub num_entries: u64,
+    /// Point tombstones among the entries.
     pub num_deletions: u64,
     /// Set for an ingested file (see `db/ingest.rs`): every entry in it is stored with
     /// sequence number 0 and is read as if written with this one.
@@ -31,28 +38,39 @@ pub struct FileMeta {
 /// Deletes every user key in `[start, end)` written with a sequence number below `seq`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RangeTombstone {
+    /// First key deleted.
     pub start: Vec<u8>,
     /// Exclusive.
     pub end: Vec<u8>,
+    /// Sequence number of the delete: it hides older writes only.
     pub seq: u64,
 }
 
+/// One manifest record: changes to the tree's metadata, applied atomically. `None` and
+/// empty fields change nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VersionEdit {
     /// WAL files with a number below this are obsolete (their contents are in SSTs).
     pub log_number: Option<u64>,
+    /// The next number to give a new file.
     pub next_file_number: Option<u64>,
+    /// The last sequence number given to a write when the edit was made.
     pub last_sequence: Option<u64>,
+    /// The next number to give a new keyspace.
     pub next_keyspace_id: Option<u32>,
+    /// Keyspaces created: (number, name).
     pub created_keyspaces: Vec<(u32, String)>,
     /// How a keyspace's files are written; recorded with its creation.
     pub keyspace_options: Vec<(u32, KeyspaceOptions)>,
+    /// Keyspaces dropped, by number.
     pub dropped_keyspaces: Vec<u32>,
     /// (keyspace, level, file).
     pub added_files: Vec<(u32, u32, FileMeta)>,
     /// (keyspace, level, file number).
     pub deleted_files: Vec<(u32, u32, u64)>,
+    /// Range tombstones added: (keyspace, tombstone).
     pub added_range_tombstones: Vec<(u32, RangeTombstone)>,
+    /// Range tombstones removed (compacted away): (keyspace, tombstone).
     pub deleted_range_tombstones: Vec<(u32, RangeTombstone)>,
 }
 
@@ -88,6 +106,7 @@ fn put_tombstone(dst: &mut Vec<u8>, keyspace: u32, t: &RangeTombstone) {
 impl VersionEdit {
     // Long by design: one short block per field tag, in tag order, read side by side with
     // `decode` and the table in docs/format/manifest.md.
+    /// The record's payload (docs/format/manifest.md).
     pub fn encode(&self) -> Vec<u8> {
         let mut dst = Vec::new();
         let scalars = [

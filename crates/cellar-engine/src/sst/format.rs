@@ -10,6 +10,7 @@ use crate::options::Compression;
 
 /// compression type (1 byte) + masked crc32c (4 bytes) after every block payload.
 pub const BLOCK_TRAILER_LEN: usize = 5;
+/// Length of the footer: three block handles, the format version, a crc and the magic.
 pub const FOOTER_LEN: usize = 64;
 /// Version of a file with one index block and at most one filter block.
 pub const FORMAT_VERSION: u32 = 1;
@@ -30,11 +31,14 @@ const CRC_MASK_DELTA: u32 = 0xa282_ead8;
 /// Where a block's payload lives: `size` excludes the 5-byte trailer that follows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct BlockHandle {
+    /// Offset of the payload in the file.
     pub offset: u64,
+    /// Payload length, without the trailer.
     pub size: u64,
 }
 
 impl BlockHandle {
+    /// A handle of `size` bytes at `offset`.
     pub fn new(offset: u64, size: u64) -> Self {
         BlockHandle { offset, size }
     }
@@ -45,6 +49,7 @@ impl BlockHandle {
         coding::put_varint(dst, self.size);
     }
 
+    /// Reads what [`encode_to`](Self::encode_to) wrote; `None` if truncated.
     pub fn decode_from(d: &mut Decoder<'_>) -> Option<Self> {
         Some(BlockHandle {
             offset: d.varint()?,
@@ -180,13 +185,18 @@ fn uncompress(path: &Path, offset: u64, codec: Compression, payload: &[u8]) -> R
 /// The fixed-size tail of the file. A filter handle of (0, 0) means "no filter".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Footer {
+    /// The index block (the top-level index of a partitioned file).
     pub index: BlockHandle,
+    /// The filter block; (0, 0) for none.
     pub filter: BlockHandle,
+    /// The properties block.
     pub properties: BlockHandle,
+    /// The file's format version.
     pub version: u32,
 }
 
 impl Footer {
+    /// The footer's bytes (docs/format/sst.md).
     pub fn encode(&self) -> [u8; FOOTER_LEN] {
         let mut b = Vec::with_capacity(FOOTER_LEN);
         for h in [self.index, self.filter, self.properties] {
@@ -245,6 +255,7 @@ impl Footer {
         self.filter != BlockHandle::default()
     }
 
+    /// Whether the index and filter are partitioned (format version 2).
     pub fn is_partitioned(&self) -> bool {
         self.version == FORMAT_VERSION_PARTITIONED
     }
@@ -253,25 +264,37 @@ impl Footer {
 /// Statistics and settings recorded when the file was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Properties {
+    /// Entries, tombstones included.
     pub num_entries: u64,
+    /// Point tombstones among the entries.
     pub num_deletions: u64,
+    /// Smallest sequence number in the file.
     pub min_seq: u64,
+    /// Largest sequence number in the file.
     pub max_seq: u64,
     /// Internal keys; empty for a file with no entries.
     pub smallest: Vec<u8>,
+    /// Largest internal key; empty for a file with no entries.
     pub largest: Vec<u8>,
     /// Sum of internal key / value lengths as added (before prefix compression).
     pub raw_key_bytes: u64,
+    /// Sum of the value lengths as added.
     pub raw_value_bytes: u64,
+    /// Number of data blocks.
     pub num_data_blocks: u64,
     /// Codec asked for; individual blocks may still be stored uncompressed.
     pub compression: Compression,
+    /// Bloom filter bits per key; 0 for no filter.
     pub bloom_bits_per_key: u32,
+    /// Target uncompressed size of a data block.
     pub block_size_bytes: u64,
+    /// Entries between restart points in a data block.
     pub block_restart_interval: u64,
     /// On-disk bytes (with trailers) of all data blocks, of the index and of the filter.
     pub data_bytes: u64,
+    /// On-disk bytes of the index.
     pub index_bytes: u64,
+    /// On-disk bytes of the filter.
     pub filter_bytes: u64,
     /// Seconds since the Unix epoch when the builder finished (0 if the clock failed).
     pub creation_time: u64,
@@ -281,6 +304,7 @@ pub struct Properties {
 }
 
 impl Properties {
+    /// Empty properties of a file written with `compression`.
     pub fn new(compression: Compression) -> Self {
         Properties {
             num_entries: 0,
@@ -345,6 +369,7 @@ impl Properties {
         b
     }
 
+    /// Decodes a properties block read from `path` at `offset`; a malformed one is corruption.
     pub fn decode(path: &Path, offset: u64, b: &[u8]) -> Result<Properties> {
         let corrupt = || Error::corruption(path, offset, "malformed properties block");
         let mut d = Decoder::new(b);

@@ -19,8 +19,11 @@ use crate::types;
 /// the largest internal key with that user key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexEntry {
+    /// The separator's user key.
     pub user_key: Vec<u8>,
+    /// The separator's trailer, when it keeps one.
     pub trailer: Option<u64>,
+    /// The data block.
     pub handle: BlockHandle,
 }
 

@@ -4,6 +4,9 @@
 //! misses of many keys overlap instead of queueing one behind another. A prefetch never
 //! faults and changes no state, so a wrong address costs only the wasted load.
 
+// Unsafe code here: the prefetch instruction is an intrinsic.
+#![allow(unsafe_code)]
+
 /// Prefetches the cache line holding `p` (no-op off x86_64).
 #[inline(always)]
 pub fn read<T>(p: *const T) {

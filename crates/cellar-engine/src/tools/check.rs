@@ -27,7 +27,9 @@ use crate::vfs::Vfs;
 /// What the check found about one file.
 #[derive(Debug)]
 pub enum Verdict {
+    /// The file checks out.
     Ok,
+    /// The file is damaged (what and where).
     Corrupt(Error),
     /// A file the database needs is not there (why).
     Missing(String),
@@ -38,7 +40,9 @@ pub enum Verdict {
 /// One file and its verdict, in the order the check visits them.
 #[derive(Debug)]
 pub struct Finding {
+    /// The file.
     pub path: PathBuf,
+    /// What the check found.
     pub verdict: Verdict,
 }
 
@@ -47,6 +51,7 @@ pub struct Finding {
 pub enum DirCheck {
     /// No `CURRENT`, manifest, SST or WAL: not a database at all.
     NotADatabase,
+    /// A database: one finding per file.
     Checked(Vec<Finding>),
 }
 

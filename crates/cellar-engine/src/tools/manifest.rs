@@ -19,7 +19,9 @@ pub use crate::version::{KeyspaceMeta, LsmMeta};
 pub struct EditRecord {
     /// File offset of the record header.
     pub offset: u64,
+    /// Length of the record's payload.
     pub payload_len: usize,
+    /// The edit, or why it does not decode.
     pub edit: Result<VersionEdit>,
 }
 
@@ -27,8 +29,11 @@ pub struct EditRecord {
 /// others, plus the valid length and the dropped torn tail (0 under `Strict`).
 #[derive(Debug)]
 pub struct ManifestRead {
+    /// Every whole record, in file order.
     pub records: Vec<EditRecord>,
+    /// Length of the header and the whole valid records.
     pub valid_len: u64,
+    /// Bytes of the torn tail dropped.
     pub dropped_tail_bytes: u64,
 }
 

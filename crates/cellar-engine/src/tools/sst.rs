@@ -37,6 +37,7 @@ pub struct IndexView(IndexBlock);
 pub struct FilterInfo {
     /// `cache-local` or `classic`.
     pub layout: &'static str,
+    /// Bits in the filter.
     pub bits: u64,
     /// Hash functions per key.
     pub k: u32,
@@ -49,7 +50,9 @@ pub struct FilterInfo {
 pub struct DataBlockInfo {
     /// The codec it was stored with.
     pub compression: Compression,
+    /// Decompressed size.
     pub uncompressed_bytes: usize,
+    /// Entries in the block.
     pub entries: u64,
 }
 
@@ -89,11 +92,13 @@ impl SstFile {
         self.meta_limit
     }
 
+    /// Decodes and checks the footer.
     pub fn footer(&self) -> Result<Footer> {
         let at = self.meta_limit;
         Footer::decode(&self.path, at, &self.bytes[at as usize..])
     }
 
+    /// Decodes the properties block the footer points to.
     pub fn properties(&self, footer: &Footer) -> Result<Properties> {
         let h = footer.properties;
         Properties::decode(&self.path, h.offset, &self.contents(h)?)
@@ -165,6 +170,7 @@ impl SstFile {
         })
     }
 
+    /// Checks and decodes the data block at `h`.
     pub fn data_block(&self, h: BlockHandle) -> Result<DataBlock> {
         Ok(DataBlock(Arc::new(self.owned_block(h)?)))
     }
@@ -195,18 +201,22 @@ impl SstFile {
 }
 
 impl IndexView {
+    /// The number of entries.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether the index has no entry.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// The `i`th entry.
     pub fn entry(&self, i: usize) -> Result<IndexEntry> {
         self.0.entry(i)
     }
 
+    /// The block handle of the `i`th entry.
     pub fn handle(&self, i: usize) -> Result<BlockHandle> {
         self.0.handle(i)
     }
@@ -227,6 +237,7 @@ impl DataBlock {
 }
 
 impl BlockEntries {
+    /// Whether the cursor is at an entry.
     pub fn valid(&self) -> bool {
         self.0.valid()
     }
@@ -241,6 +252,7 @@ impl BlockEntries {
         self.0.value()
     }
 
+    /// Moves to the next entry.
     pub fn next(&mut self) {
         self.0.next();
     }

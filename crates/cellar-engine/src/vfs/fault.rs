@@ -30,8 +30,11 @@ pub enum IoKind {
     Write,
     /// `WritableFile::sync` and `Vfs::sync_dir`.
     Sync,
+    /// `Vfs::create`.
     Create,
+    /// `Vfs::rename`.
     Rename,
+    /// `Vfs::remove`.
     Remove,
     /// `open_read`, `hard_link`, `list`, `create_dir_all`, `file_size`, `lock`.
     /// (`exists` cannot fail and is not counted.)
@@ -92,6 +95,7 @@ fn tick(faults: &Mutex<Faults>, kind: IoKind, path: &Path) -> Result<()> {
 }
 
 impl FaultVfs {
+    /// A wrapper of `inner` that injects no fault until told to.
     pub fn new(inner: Arc<dyn Vfs>) -> FaultVfs {
         FaultVfs {
             inner,
@@ -134,6 +138,7 @@ impl FaultVfs {
         }
     }
 
+    /// The wrapped Vfs.
     pub fn inner(&self) -> &Arc<dyn Vfs> {
         &self.inner
     }

@@ -153,6 +153,7 @@ impl State {
 }
 
 impl MemVfs {
+    /// An empty file system.
     pub fn new() -> MemVfs {
         MemVfs::default()
     }

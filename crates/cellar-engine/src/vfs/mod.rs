@@ -51,6 +51,7 @@ pub trait WritableFile: Send {
     }
     /// Bytes appended so far.
     fn len(&self) -> u64;
+    /// Whether nothing has been appended.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -82,9 +83,12 @@ pub trait RandomAccessFile: Send + Sync {
     fn will_need(&self, _offset: u64, _len: u64) -> bool {
         false
     }
+    /// The file's size in bytes.
     fn size(&self) -> u64;
 }
 
+/// The file system the engine does all its I/O through: [`RealVfs`] in production,
+/// [`MemVfs`] and [`FaultVfs`] in tests.
 pub trait Vfs: Send + Sync + 'static {
     /// Creates (or truncates) a file for appending.
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
@@ -93,20 +97,26 @@ pub trait Vfs: Send + Sync + 'static {
     fn open_read(&self, path: &Path, direct: bool) -> Result<Arc<dyn RandomAccessFile>>;
     /// Reads a whole (small) file: CURRENT, manifests, WALs during recovery.
     fn read_all(&self, path: &Path) -> Result<Vec<u8>>;
+    /// Renames `from` to `to`, replacing `to`. Durable after `sync_dir`.
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Removes a file. Durable after `sync_dir`.
     fn remove(&self, path: &Path) -> Result<()>;
     /// Hard-links `from` as `to` (checkpoints). Both must be on the same Vfs.
     fn hard_link(&self, from: &Path, to: &Path) -> Result<()>;
     /// File names (not paths) in `dir`.
     fn list(&self, dir: &Path) -> Result<Vec<String>>;
+    /// Creates `dir` and its missing parents.
     fn create_dir_all(&self, dir: &Path) -> Result<()>;
     /// Makes creations, renames and removals in `dir` durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// Whether `path` exists.
     fn exists(&self, path: &Path) -> bool;
+    /// The size of the file at `path`.
     fn file_size(&self, path: &Path) -> Result<u64>;
     /// Takes an exclusive lock so that two processes cannot open one database. The lock is
     /// released when the returned guard is dropped.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
 }
 
+/// A held lock from [`Vfs::lock`]; dropping it releases the lock.
 pub trait FileLock: Send + Sync {}

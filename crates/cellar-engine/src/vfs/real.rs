@@ -1,5 +1,9 @@
 //! The operating system's file system.
 
+// Unsafe code here: system calls std does not wrap (`fallocate`, `posix_fadvise`, `preadv2`,
+// `flock`).
+#![allow(unsafe_code)]
+
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -11,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 use super::{FileLock, RandomAccessFile, Vfs, WritableFile};
 use crate::error::{Error, Result};
 
+/// The operating system's file system.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RealVfs;
 

@@ -144,7 +144,6 @@ fn compile(pattern: &str, case_insensitive: bool) -> Result<Regex, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -210,7 +210,5 @@ impl FilterRun {
     }
 }
 
-// Tests may unwrap: a panic there is a failed test.
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests;

@@ -133,7 +133,6 @@ impl CellIn {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -115,7 +115,6 @@ pub fn percent_decode(s: &str, plus_is_space: bool) -> Result<Vec<u8>, ApiError>
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -425,7 +425,6 @@ fn utc(t: SystemTime) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,6 +1,9 @@
 //! Scenario tests of the table layer, one scenario per module, in one test binary (one
 //! link instead of one per file).
 
+// Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../common/mod.rs"]
 mod common;
 
