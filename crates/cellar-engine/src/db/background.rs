@@ -282,11 +282,11 @@ mod tests {
             assert_eq!(c.load(Ordering::Relaxed), 2);
         }
         assert_eq!(c.load(Ordering::Relaxed), 0);
-        let failed: Result<(), ()> = (|| {
-            let _r = Running::start(&c);
+        fn fails(c: &AtomicU64) -> Result<(), ()> {
+            let _r = Running::start(c);
             Err(())
-        })();
-        assert!(failed.is_err());
+        }
+        assert!(fails(&c).is_err());
         assert_eq!(c.load(Ordering::Relaxed), 0);
     }
 }
