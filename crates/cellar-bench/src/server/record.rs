@@ -73,26 +73,10 @@ fn source_commit() -> Option<String> {
     Some(if dirty { format!("{head}-dirty") } else { head })
 }
 
-/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (days to a civil date: the
-/// proleptic Gregorian calendar, era by era of 400 years).
+/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn rfc3339_utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    let text = cellar_text::format_timestamp_short(secs.saturating_mul(1_000_000_000));
+    format!("{}Z", text.replacen(' ', "T", 1))
 }
 
 /// One measurement.

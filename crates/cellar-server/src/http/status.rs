@@ -404,24 +404,8 @@ fn listeners_section(h: &mut String, state: &ServerState, http: Option<SocketAdd
 
 /// `YYYY-MM-DD HH:MM:SS` in UTC.
 fn utc(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    cellar_text::format_timestamp_short(secs.saturating_mul(1_000_000_000))
 }
 
 #[cfg(test)]
