@@ -26,15 +26,11 @@ if ! cmp -s tests/python/requirements.txt "$stamp" 2>/dev/null; then
     "$venv/bin/pip" install -q -r tests/python/requirements.txt >&2
     cp tests/python/requirements.txt "$stamp"
 fi
-if [ -d clients/python ]; then
-    "$venv/bin/pip" install -q ./clients/python >&2
-fi
+"$venv/bin/pip" install -q ./clients/python >&2
 
 cargo build --release -p cellar-cli
 export CELLAR_BIN="$PWD/target/release/cellar"
 export CHROMIUM_BIN="$(command -v chromium)"
 
 cargo test --workspace --release
-suites=(tests/python)
-[ -d clients/python/tests ] && suites+=(clients/python/tests)
-"$venv/bin/python" -m pytest -q "${suites[@]}"
+"$venv/bin/python" -m pytest -q tests/python clients/python/tests

@@ -3,7 +3,6 @@
 //! HBase's stems with a `cellar_` prefix (docs/server.md, "Metrics").
 
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicU64;
 use std::time::{Duration, SystemTime};
 
 use parking_lot::Mutex;
@@ -79,7 +78,6 @@ pub struct Metrics {
     /// Requests of the last few minutes per method, for the status page.
     pub recent: crate::recent::RecentWindow,
     slow: Mutex<VecDeque<SlowRequest>>,
-    _slow_total: AtomicU64,
 }
 
 fn latency_buckets() -> impl Iterator<Item = f64> {
@@ -171,7 +169,6 @@ impl Metrics {
             mutations_without_wal,
             recent: crate::recent::RecentWindow::new(),
             slow: Mutex::new(VecDeque::new()),
-            _slow_total: AtomicU64::new(0),
         }
     }
 

@@ -164,13 +164,17 @@ impl ServerHandle {
             self.tasks.abort_all();
         }
         let state = Arc::clone(&self.state);
-        let flushed = tokio::task::spawn_blocking(move || state.store.db().flush())
-            .await
-            .unwrap_or(Ok(()));
+        let flushed = tokio::task::spawn_blocking(move || state.store.db().flush()).await;
         if let Some(e) = first_error {
             return Err(e);
         }
-        flushed.map_err(ServeError::Flush)
+        match flushed {
+            Ok(r) => r.map_err(ServeError::Flush),
+            Err(e) => Err(ServeError::Listener {
+                listener: "the shutdown flush",
+                message: e.to_string(),
+            }),
+        }
     }
 }
 
