@@ -1,8 +1,9 @@
 //! `cellar-bench peers setup|status|self-test`: what the peers of the published benchmarks need,
 //! whether it is here, and installing it on a fresh machine of this kind (Debian 12).
 //!
-//! Every peer is optional. Rust engines are compiled in by cargo features (rocksdb links
-//! Debian's librocksdb-dev; see docs/benchmarks.md); the Java peers (java.rs) need a JDK, Maven
+//! Every peer is optional. Rust engines are compiled in by cargo features (rocksdb compiles
+//! RocksDB from source, which needs clang and libclang for its bindings; see
+//! docs/benchmarks.md); the Java peers (java.rs) need a JDK, Maven
 //! and one `mvn package` of bench/java, which downloads their jars from Maven Central the
 //! first time.
 
@@ -23,8 +24,14 @@ use crate::peer_keys;
 const RUST_ENGINES: &[&str] = &[
     "cellar", "rocksdb", "lmdb", "fjall", "sqlite", "redb", "sled",
 ];
-const APT_PACKAGES: &[&str] = &["librocksdb-dev", "clang", "libclang-dev"];
-const LIBROCKSDB: &str = "/usr/lib/x86_64-linux-gnu/librocksdb.so";
+/// What the `rocksdb` feature's build needs: `librocksdb-sys` compiles RocksDB's C++ with
+/// the system compiler and generates its bindings with libclang at build time.
+const APT_PACKAGES: &[&str] = &["clang", "libclang-dev"];
+/// Where Debian's libclang-dev puts the library bindgen loads (`llvm-<version>`).
+const LLVM_ROOT: &str = "/usr/lib";
+/// How long the first `--features rocksdb` build takes here (RocksDB's C++ on 2 cores);
+/// later builds reuse it.
+const ROCKSDB_FIRST_BUILD: &str = "about 18 minutes on 2 cores";
 
 #[derive(Debug, Subcommand)]
 pub enum PeersCommand {
@@ -47,7 +54,8 @@ pub struct JavaDirArg {
 
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {
-    /// Also `apt-get install -y librocksdb-dev clang libclang-dev` (root only)
+    /// Also `apt-get install -y clang libclang-dev` (root only): what building the `rocksdb`
+    /// feature needs
     #[arg(long)]
     pub apt: bool,
     #[command(flatten)]
@@ -140,6 +148,11 @@ fn setup(a: &SetupArgs) -> Result<()> {
         }
     }
     print!("{}", status(&java_dir));
+    println!(
+        "RocksDB: `cargo build --release -p cellar-bench --features rocksdb` compiles RocksDB \
+         from source the first time ({ROCKSDB_FIRST_BUILD}); it needs clang and libclang-dev \
+         (`cellar-bench peers setup --apt`)."
+    );
     if failures.is_empty() {
         Ok(())
     } else {
@@ -173,8 +186,8 @@ pub fn status(java_dir: &Path) -> String {
         };
         let extra = if name == "rocksdb" {
             format!(
-                "; librocksdb-dev {}, clang {}",
-                if Path::new(LIBROCKSDB).exists() {
+                "; libclang {}, clang {}",
+                if libclang_installed() {
                     "installed"
                 } else {
                     "missing"
@@ -211,6 +224,17 @@ pub fn status(java_dir: &Path) -> String {
         s.push_str(&format!("| {} | {} | {how} |\n", peer.name(), yes_no(ok)));
     }
     s
+}
+
+/// Whether some `/usr/lib/llvm-*/lib/libclang.so` exists (Debian's libclang-dev).
+fn libclang_installed() -> bool {
+    let Ok(dirs) = std::fs::read_dir(LLVM_ROOT) else {
+        return false;
+    };
+    dirs.flatten().any(|d| {
+        d.file_name().to_string_lossy().starts_with("llvm-")
+            && d.path().join("lib/libclang.so").exists()
+    })
 }
 
 /// Output of `<peer> --self-test`, or why it could not run.
