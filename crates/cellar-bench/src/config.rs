@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::db::DbArgs;
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::keygen::KeyGen;
 use crate::workloads::{self, Workload};
-use crate::DbArgs;
 
 pub const DEFAULT_NUM: u64 = 1_000_000;
 pub const QUICK_NUM: u64 = 20_000;
@@ -220,12 +220,13 @@ mod tests {
     use clap::Parser;
 
     fn parse(args: &[&str]) -> Result<Config> {
-        let cli = crate::Cli::try_parse_from(["cellar-bench", "db"].iter().chain(args))
-            .expect("clap accepts the flags");
-        let crate::Command::Db(a) = cli.command else {
-            panic!("`db` parses as Command::Db")
-        };
-        Config::resolve(&a)
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            db: DbArgs,
+        }
+        let cli = Cli::try_parse_from(["db"].iter().chain(args)).expect("clap accepts the flags");
+        Config::resolve(&cli.db)
     }
 
     #[test]

@@ -365,12 +365,14 @@ mod tests {
     use clap::Parser;
 
     fn args(extra: &[&str]) -> EllipticsArgs {
-        let mut argv = vec!["cellar-bench", "elliptics"];
-        argv.extend_from_slice(extra);
-        match crate::Cli::parse_from(argv).command {
-            crate::Command::Elliptics(a) => a,
-            _ => unreachable!(),
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            elliptics: EllipticsArgs,
         }
+        let mut argv = vec!["elliptics"];
+        argv.extend_from_slice(extra);
+        Cli::parse_from(argv).elliptics
     }
 
     #[test]

@@ -1,0 +1,32 @@
+//! `cellar-bench` as a library: the [`engine::Engine`] trait and its adapters, the suites
+//! (each a subcommand of the binary), the child-process protocol and the report. The binary
+//! (`main.rs`) is only the command line. See docs/benchmarks.md.
+
+mod child;
+mod command;
+mod config;
+pub mod db;
+pub mod dfsio;
+pub mod elliptics;
+pub mod engine;
+pub mod engines;
+pub mod error;
+pub mod gen_aol;
+pub mod hypertable;
+pub mod import;
+mod java;
+mod keygen;
+pub mod mapfile;
+mod measure;
+mod peer_keys;
+pub mod peers;
+mod procfs;
+mod report;
+pub mod results;
+mod runner;
+pub mod server;
+mod suite;
+mod workloads;
+pub mod ycsb;
+
+pub use crate::command::command_line;
