@@ -185,7 +185,7 @@ fn run(args: &DbArgs) -> Result<()> {
         }
     }
     if let Some(path) = &args.json {
-        report::write_json_lines(path, &records)?;
+        crate::record::write_json_lines(path, "db", &records)?;
     }
     let table = report::markdown(&records, &cfg.engines);
     print!("{table}");

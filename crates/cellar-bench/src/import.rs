@@ -352,7 +352,7 @@ pub fn run(a: &ImportArgs) -> Result<()> {
         order.push(hbase::NAME.to_string());
     }
     if let Some(path) = &a.json {
-        suite::write_json_lines(path, &records)?;
+        crate::record::write_json_lines(path, "import", &records)?;
     }
     print!("{}", suite::markdown(&records, &order, &skipped));
     println!(

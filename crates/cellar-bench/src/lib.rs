@@ -21,6 +21,7 @@ mod measure;
 mod peer_keys;
 pub mod peers;
 mod procfs;
+pub mod record;
 mod report;
 pub mod results;
 mod runner;

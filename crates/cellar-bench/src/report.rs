@@ -1,11 +1,6 @@
 //! Results: one JSON object per workload × engine, and the Markdown comparison table.
 
-use std::io::Write;
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
-
-use crate::error::{BenchError, Result};
 
 /// One workload (variant) on one engine. Field meanings: docs/benchmarks.md.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,17 +75,6 @@ impl Record {
             }
         )
     }
-}
-
-pub fn write_json_lines(path: &Path, records: &[Record]) -> Result<()> {
-    let mut out = Vec::new();
-    for r in records {
-        serde_json::to_writer(&mut out, r)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
-    }
-    let mut f = std::fs::File::create(path).map_err(|e| BenchError::io(path, e))?;
-    f.write_all(&out).map_err(|e| BenchError::io(path, e))
 }
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
@@ -217,22 +201,5 @@ mod tests {
             lines[5],
             "| fillsync/16 | rocksdb | 100 | 1.50 | 9.25 | 0.50 | — |"
         );
-    }
-
-    #[test]
-    fn json_lines_round_trip() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("out.jsonl");
-        let records = vec![
-            rec("cellar", "readseq", "", 1.0),
-            rec("cellar", "readrandom", "t4", 2.0),
-        ];
-        write_json_lines(&p, &records).unwrap();
-        let text = std::fs::read_to_string(&p).unwrap();
-        let back: Vec<Record> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(back, records);
     }
 }

@@ -127,20 +127,6 @@ pub fn emit(r: &SuiteRecord) -> Result<()> {
 
 pub use crate::child::run_child;
 
-pub fn write_json_lines(path: &Path, records: &[SuiteRecord]) -> Result<()> {
-    let mut out = Vec::new();
-    for r in records {
-        let mut r = r.clone();
-        if r.command.is_empty() {
-            r.command = crate::command_line();
-        }
-        serde_json::to_writer(&mut out, &r)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
-    }
-    std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
-}
-
 /// Fails now, not after a long run, when an output file cannot be written.
 pub fn check_writable(path: Option<&Path>) -> Result<()> {
     if let Some(p) = path {

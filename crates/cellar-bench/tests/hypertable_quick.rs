@@ -28,23 +28,20 @@ fn hypertable_quick_reports_every_variant() {
         assert!(stdout.contains(want), "missing {want:?} in\n{stdout}");
     }
     let text = std::fs::read_to_string(&json).expect("json");
-    let records: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect();
+    let records: Vec<serde_json::Value> = text.lines().map(|l| record(l, "hypertable")).collect();
     assert!(records.len() >= 5, "{text}");
     for r in &records {
         assert_eq!(r["workload"], "hypertable");
-        let rate = r["ops_per_sec"].as_f64().expect("ops_per_sec");
+        let rate = r["metrics"]["ops_per_sec"].as_f64().expect("ops_per_sec");
         // Time-only measurements (the compaction settle) have no cells and no rate.
-        assert!(rate > 0.0 || r["cells"] == 0, "{r}");
+        assert!(rate > 0.0 || r["metrics"]["cells"] == 0, "{r}");
     }
     // Every inserted cell is scanned back (the families keep every version).
     let cells = |v: &str| {
         records
             .iter()
             .find(|r| r["variant"] == v)
-            .and_then(|r| r["cells"].as_u64())
+            .and_then(|r| r["metrics"]["cells"].as_u64())
             .expect("variant present")
     };
     assert_eq!(
@@ -79,15 +76,12 @@ fn hypertable_quick_runs_the_peers_on_the_same_cells() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = std::fs::read_to_string(&json).expect("json");
-    let records: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect();
+    let records: Vec<serde_json::Value> = text.lines().map(|l| record(l, "hypertable")).collect();
     let cells = |engine: &str, variant: &str| {
         records
             .iter()
             .find(|r| r["engine"] == engine && r["variant"] == variant)
-            .and_then(|r| r["cells"].as_u64())
+            .and_then(|r| r["metrics"]["cells"].as_u64())
             .unwrap_or_else(|| panic!("{engine} {variant} missing in\n{text}"))
     };
     let loaded = cells("cellar", "load 4 concurrent (a-d)") + cells("cellar", "load 1 job (e)");
@@ -107,7 +101,10 @@ fn hypertable_quick_runs_the_peers_on_the_same_cells() {
         assert_eq!(peer.len(), 4, "loads, settle, scan: {text}");
         for r in peer {
             assert_eq!(r["workload"], "hypertable");
-            assert!(r["db_bytes"].as_u64().is_some_and(|b| b > 0), "{r}");
+            assert!(
+                r["metrics"]["db_bytes"].as_u64().is_some_and(|b| b > 0),
+                "{r}"
+            );
             let cmd = r["command"].as_str().expect("command");
             assert!(
                 cmd.starts_with("cellar-bench hypertable --quick --engines"),
@@ -116,4 +113,14 @@ fn hypertable_quick_runs_the_peers_on_the_same_cells() {
             assert!(!cmd.contains("--child"), "{cmd}");
         }
     }
+}
+
+/// One line of the `--json` file: a `Record` of this suite, as JSON for the checks.
+#[allow(clippy::unwrap_used)] // a test helper: a panic fails the test
+fn record(line: &str, suite: &str) -> serde_json::Value {
+    let r: cellar_bench::record::Record =
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a Record ({e}): {line}"));
+    assert_eq!(r.suite, suite, "{line}");
+    assert!(!r.command.is_empty() && r.date.len() == 10, "{line}");
+    serde_json::to_value(r).unwrap()
 }

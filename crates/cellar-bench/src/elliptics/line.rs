@@ -3,13 +3,12 @@
 //! table on stdout.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::openloop::{Outcome, Step};
 use super::{Spec, WORKLOAD};
-use crate::error::{BenchError, Result};
+
 use crate::measure::Latency;
 
 /// One measurement of one engine.
@@ -216,16 +215,6 @@ pub fn size_note(db: Option<u64>, raw: Option<u64>, resident: Option<u64>) -> St
         parts.push(format!("index+filter resident {}", bytes(r)));
     }
     parts.join("; ")
-}
-
-pub fn write_json_lines(path: &Path, lines: &[Line]) -> Result<()> {
-    let mut out = Vec::new();
-    for l in lines {
-        serde_json::to_writer(&mut out, l)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
-    }
-    std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
 }
 
 /// Milliseconds with three decimals: range reads take microseconds, cold gets milliseconds.

@@ -342,7 +342,7 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
         }
     }
     if let Some(path) = &a.json {
-        line::write_json_lines(path, &lines)?;
+        crate::record::write_json_lines(path, "elliptics", &lines)?;
     }
     let order: Vec<String> = runners.iter().map(|r| r.name().to_string()).collect();
     let mut table = line::markdown(&lines, &order, &spec, &cache_note);

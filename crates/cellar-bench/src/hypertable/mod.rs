@@ -11,7 +11,6 @@
 mod cellar;
 mod peer;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -128,7 +127,7 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
     }
     print_table(&records, &skipped);
     if let Some(path) = &args.json {
-        append_json_lines(path, &records)?;
+        crate::record::append_json_lines(path, "hypertable", &records)?;
     }
     failure.map_or(Ok(()), Err)
 }
@@ -199,18 +198,4 @@ fn print_table(records: &[HtRecord], skipped: &[String]) {
     for why in skipped {
         println!("\nskipped {why}");
     }
-}
-
-fn append_json_lines(path: &std::path::Path, records: &[HtRecord]) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| BenchError::io(path, e))?;
-    for r in records {
-        let line =
-            serde_json::to_string(r).map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        writeln!(f, "{line}").map_err(|e| BenchError::io(path, e))?;
-    }
-    Ok(())
 }

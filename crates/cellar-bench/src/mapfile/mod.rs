@@ -322,7 +322,7 @@ pub fn run(a: &MapfileArgs) -> Result<()> {
         }
     }
     if let Some(path) = &a.json {
-        report::write_json_lines(path, &lines)?;
+        crate::record::write_json_lines(path, "mapfile", &lines)?;
     }
     let order: Vec<String> = runners.iter().map(|r| r.name().to_string()).collect();
     let table = report::markdown(&lines, &order, &spec, &cache_note, &skipped);

@@ -1,12 +1,10 @@
 //! The protocol line of `cellar-bench mapfile` ([`PeerLine`]: what every engine's child
 //! prints, one JSON object per line, and what `--json` writes), and the Markdown table.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use super::{Spec, WORKLOAD};
-use crate::error::{BenchError, Result};
+
 use crate::measure::Latency;
 
 /// One measurement of one engine: a line of the protocol, and of `--json`.
@@ -84,20 +82,6 @@ impl PeerLine {
         self.p50_us = latency.quantile_us(0.50);
         self.p99_us = latency.quantile_us(0.99);
     }
-}
-
-pub fn write_json_lines(path: &Path, lines: &[PeerLine]) -> Result<()> {
-    let mut out = Vec::new();
-    for l in lines {
-        let mut l = l.clone();
-        if l.command.is_empty() {
-            l.command = crate::command_line();
-        }
-        serde_json::to_writer(&mut out, &l)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
-    }
-    std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
 }
 
 /// The comparison table: rows by variant (in run order), engines in run order, each

@@ -273,7 +273,7 @@ pub fn run(a: &YcsbArgs) -> Result<()> {
         order.push(hbase::NAME.to_string());
     }
     if let Some(path) = &a.json {
-        suite::write_json_lines(path, &records)?;
+        crate::record::write_json_lines(path, "ycsb", &records)?;
     }
     print!("{}", suite::markdown(&records, &order, &skipped));
     println!(
