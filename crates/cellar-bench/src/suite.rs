@@ -121,8 +121,7 @@ impl SuiteRecord {
 
 /// Child side: prints `r` for the parent (and its progress line to stderr).
 pub fn emit(r: &SuiteRecord) -> Result<()> {
-    eprintln!("{}", r.progress_line());
-    crate::child::emit_line(r)
+    crate::child::emit(&r.progress_line(), r)
 }
 
 pub use crate::child::run_child;

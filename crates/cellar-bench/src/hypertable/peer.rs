@@ -70,7 +70,11 @@ pub fn child_main(json: &str) -> Result<()> {
     let records = r?;
     closed?;
     for r in &records {
-        crate::child::emit_line(r)?;
+        let progress = format!(
+            "[{}] {}: {} cells in {:.3} s = {:.0}/s",
+            r.engine, r.variant, r.cells, r.seconds, r.ops_per_sec
+        );
+        crate::child::emit(&progress, r)?;
     }
     if !cfg.keep_db {
         procfs::remove_dir(&cfg.db_dir)?;

@@ -18,13 +18,13 @@
 mod child;
 mod report;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use clap::Args;
 
+use crate::child::{child_err, collect, Framing};
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::java::{self, JavaPeer};
@@ -336,14 +336,8 @@ pub fn run(a: &MapfileArgs) -> Result<()> {
     }
 }
 
-fn child_err(engine: &str, what: impl Into<String>) -> BenchError {
-    BenchError::Child {
-        engine: engine.to_string(),
-        what: what.into(),
-    }
-}
-
-/// Runs one engine's child and collects its result lines into `lines`.
+/// Runs one engine's child (this binary for a Rust engine, a JVM for a Java peer) and
+/// collects its result lines into `lines`.
 fn run_child(
     r: &Runner,
     spec: &Spec,
@@ -352,53 +346,30 @@ fn run_child(
     lines: &mut Vec<PeerLine>,
 ) -> Result<()> {
     let name = r.name();
-    let mut cmd = match r {
+    let (mut cmd, framing) = match r {
         Runner::Rust(engine) => {
             let exe =
                 std::env::current_exe().map_err(|e| BenchError::io("current executable", e))?;
             let mut c = Command::new(exe);
             c.args(["mapfile", "--child", engine]);
-            c
+            (c, Framing::Prefixed)
         }
-        Runner::Java(peer) => peer
-            .command(java_dir, a.java_heap_mb)
-            .map_err(|why| child_err(name, why))?,
+        Runner::Java(peer) => (
+            peer.command(java_dir, a.java_heap_mb)
+                .map_err(|why| child_err(name, why))?,
+            Framing::Bare,
+        ),
     };
     crate::command::pass_to_child(&mut cmd);
-    cmd.args(spec.child_args())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = cmd.spawn().map_err(|e| BenchError::io(name, e))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| child_err(name, "has no stdout pipe"))?;
-    let mut protocol_error = None;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| BenchError::io("child stdout", e))?;
-        if !line.starts_with('{') {
-            eprintln!("[{name} stdout] {line}");
-            continue;
+    cmd.args(spec.child_args());
+    let (mut got, result) = collect(&mut cmd, name, framing, |p: &PeerLine| {
+        match p.engine == name {
+            true => Ok(()),
+            false => Err(format!("sent a line for engine {:?}", p.engine)),
         }
-        match serde_json::from_str::<PeerLine>(&line) {
-            Ok(p) if p.engine == name => lines.push(p),
-            Ok(p) => {
-                protocol_error.get_or_insert(format!("sent a line for engine {:?}", p.engine));
-            }
-            Err(e) => {
-                protocol_error.get_or_insert(format!("sent a malformed result ({e}): {line}"));
-            }
-        }
-    }
-    let status = child.wait().map_err(|e| BenchError::io(name, e))?;
-    if !status.success() {
-        return Err(child_err(name, format!("failed ({status})")));
-    }
-    match protocol_error {
-        Some(what) => Err(child_err(name, what)),
-        None => Ok(()),
-    }
+    });
+    lines.append(&mut got);
+    result
 }
 
 #[cfg(test)]
