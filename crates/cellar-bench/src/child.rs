@@ -15,27 +15,9 @@ use std::process::{Command, Stdio};
 
 use serde::de::DeserializeOwned;
 
-use crate::config::Config;
 use crate::error::{BenchError, Result};
-use crate::report::Record;
-use crate::runner::Runner;
 
 pub const RESULT_PREFIX: &str = "@cellar-bench-result ";
-
-/// Parent side: runs `engine`'s child, returning its records in order. On failure the
-/// records that did arrive come back alongside the error.
-pub fn run_engine(cfg: &Config, engine: &str) -> (Vec<Record>, Result<()>) {
-    match serde_json::to_string(&cfg.for_engine(engine)) {
-        Ok(json) => run_child("db", engine, &json),
-        Err(e) => (
-            Vec::new(),
-            Err(child_err(
-                engine,
-                format!("config could not be encoded: {e}"),
-            )),
-        ),
-    }
-}
 
 /// Parent side of every suite's own children: runs `<exe> <subcommand> --child
 /// <config_json>` and collects the results its stdout announces with [`RESULT_PREFIX`].
@@ -149,17 +131,4 @@ pub fn emit<T: serde::Serialize>(progress: &str, r: &T) -> Result<()> {
     writeln!(out, "{RESULT_PREFIX}{line}")
         .and_then(|_| out.flush())
         .map_err(|e| BenchError::io("stdout", e))
-}
-
-/// Child side: runs every workload of the config's one engine, streaming the records.
-pub fn child_main(config_json: &str) -> Result<()> {
-    let cfg: Config = serde_json::from_str(config_json)
-        .map_err(|e| BenchError::Invalid(format!("--child config: {e}")))?;
-    let [engine] = cfg.engines.as_slice() else {
-        return Err(BenchError::Invalid(
-            "--child config must name exactly one engine".into(),
-        ));
-    };
-    let engine = engine.clone();
-    Runner::new(&cfg, &engine).run_all(&mut |r: Record| emit(&r.progress_line(), &r))
 }

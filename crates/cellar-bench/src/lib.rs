@@ -4,7 +4,6 @@
 
 mod child;
 mod command;
-mod config;
 pub mod db;
 pub mod dfsio;
 pub mod elliptics;
@@ -22,12 +21,9 @@ mod peer_keys;
 pub mod peers;
 mod procfs;
 pub mod record;
-mod report;
-pub mod results;
-mod runner;
+pub mod report;
 pub mod server;
 mod suite;
-mod workloads;
 pub mod ycsb;
 
 pub use crate::command::command_line;

@@ -12,7 +12,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 use cellar_bench::{
-    db, dfsio, elliptics, gen_aol, hypertable, import, mapfile, peers, results, server, ycsb,
+    db, dfsio, elliptics, gen_aol, hypertable, import, mapfile, peers, report, server, ycsb,
 };
 use clap::{Parser, Subcommand};
 
@@ -88,7 +88,7 @@ pub enum Command {
     /// Regenerate docs/benchmarks/RESULTS.md and its SVG plots from JSON-lines results of
     /// the subcommands above: tables per workload with the ratio to Cellar, the machine
     /// and the disk's fio ceilings.
-    Report(results::ReportArgs),
+    Report(report::ReportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -111,7 +111,7 @@ fn main() -> ExitCode {
         Command::Ycsb(args) => ycsb::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Server(args) => server::run(&args),
-        Command::Report(args) => results::run(&args),
+        Command::Report(args) => report::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -145,7 +145,7 @@ pub fn utc_day(secs: u64) -> String {
 
 /// "AMD EPYC, 2 logical CPUs, 23.5 GiB RAM, Debian GNU/Linux 12 (bookworm), Linux 6.1".
 fn machine_line() -> String {
-    let m = crate::results::machine::Machine::read();
+    let m = crate::report::machine::Machine::read();
     let mut parts = vec![m.cpu_model.unwrap_or_else(|| "unknown CPU".into())];
     if let Some(c) = m.cpus {
         parts.push(format!("{c} logical CPUs"));

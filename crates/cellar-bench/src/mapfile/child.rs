@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::{PeerLine, Spec, WORKLOAD};
-use crate::config::auto_cache_bytes;
+use crate::engine::auto_cache_bytes;
 use crate::engine::{self, Engine, EngineStats, OpenConfig};
 use crate::engines;
 use crate::error::{BenchError, Result};

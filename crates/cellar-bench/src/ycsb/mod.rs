@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use self::gen::InsertCounter;
 use self::workload::{client, ClientOut, Distribution, KeyChooser, Mix, RecordShape, RunShared};
-use crate::config::auto_cache_bytes;
+use crate::engine::auto_cache_bytes;
 use crate::engine::{self, Engine, OpenConfig};
 use crate::error::{BenchError, Result};
 use crate::procfs;

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::db::workloads::{self, Workload};
 use crate::db::DbArgs;
+use crate::engine::auto_cache_bytes;
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::keygen::KeyGen;
-use crate::workloads::{self, Workload};
 
 pub const DEFAULT_NUM: u64 = 1_000_000;
 pub const QUICK_NUM: u64 = 20_000;
@@ -203,14 +204,6 @@ impl Config {
     pub fn sync_db_dir(&self, engine: &str) -> PathBuf {
         self.db_dir.join(format!("{engine}-sync"))
     }
-}
-
-/// Big enough for every block of the dataset, uncompressed, with room to spare: 1.5 × the
-/// raw key+value bytes plus 8 MiB, rounded up to a MiB.
-pub fn auto_cache_bytes(num: u64, key_size: usize, value_size: usize) -> u64 {
-    let raw = num.saturating_mul((key_size + value_size) as u64);
-    let want = raw.saturating_mul(3) / 2 + 8 * MIB;
-    want.div_ceil(MIB) * MIB
 }
 
 #[cfg(test)]

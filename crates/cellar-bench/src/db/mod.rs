@@ -1,12 +1,21 @@
 //! The `db` suite: db_bench-style key-value workloads, one child process per engine.
+//! [`config`] resolves the flags, [`workloads`] are the measured loops, [`runner`] runs
+//! them on one engine in the child, and [`table`] is the suite's record and Markdown table.
+
+pub mod config;
+pub mod runner;
+pub mod table;
+pub mod workloads;
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::config::{Config, IndexFilter, UncachedMode};
+use self::runner::Runner;
+use self::table::Record;
+use crate::child::{self, emit};
+use crate::db::config::{Config, IndexFilter, UncachedMode};
 use crate::error::{BenchError, Result};
-use crate::{child, report};
 
 #[cfg(feature = "rocksdb")]
 const DEFAULT_ENGINES: &str = "cellar,rocksdb";
@@ -156,7 +165,7 @@ pub struct DbArgs {
 /// `cellar-bench db`: the parent, or the child of one engine with `--child`.
 pub fn main(args: &DbArgs) -> Result<()> {
     match &args.child {
-        Some(json) => child::child_main(json),
+        Some(json) => child_main(json),
         None => run(args),
     }
 }
@@ -177,7 +186,7 @@ fn run(args: &DbArgs) -> Result<()> {
             cfg.num,
             cfg.reads
         );
-        let (mut got, r) = child::run_engine(&cfg, engine);
+        let (mut got, r) = run_engine(&cfg, engine);
         records.append(&mut got);
         if let Err(e) = r {
             eprintln!("[{engine}] failed: {e}");
@@ -187,7 +196,7 @@ fn run(args: &DbArgs) -> Result<()> {
     if let Some(path) = &args.json {
         crate::record::write_json_lines(path, "db", &records)?;
     }
-    let table = report::markdown(&records, &cfg.engines);
+    let table = table::markdown(&records, &cfg.engines);
     print!("{table}");
     if let Some(path) = &args.markdown {
         std::fs::write(path, &table).map_err(|e| BenchError::io(path, e))?;
@@ -195,5 +204,33 @@ fn run(args: &DbArgs) -> Result<()> {
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Child side: runs every workload of the config's one engine, streaming the records.
+pub fn child_main(config_json: &str) -> Result<()> {
+    let cfg: Config = serde_json::from_str(config_json)
+        .map_err(|e| BenchError::Invalid(format!("--child config: {e}")))?;
+    let [engine] = cfg.engines.as_slice() else {
+        return Err(BenchError::Invalid(
+            "--child config must name exactly one engine".into(),
+        ));
+    };
+    let engine = engine.clone();
+    Runner::new(&cfg, &engine).run_all(&mut |r: Record| emit(&r.progress_line(), &r))
+}
+
+/// Parent side: runs `engine`'s child, returning its records in order. On failure the
+/// records that did arrive come back alongside the error.
+pub fn run_engine(cfg: &Config, engine: &str) -> (Vec<Record>, Result<()>) {
+    match serde_json::to_string(&cfg.for_engine(engine)) {
+        Ok(json) => child::run_child("db", engine, &json),
+        Err(e) => (
+            Vec::new(),
+            Err(child::child_err(
+                engine,
+                format!("config could not be encoded: {e}"),
+            )),
+        ),
     }
 }
