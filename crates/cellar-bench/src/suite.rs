@@ -93,10 +93,6 @@ pub struct SuiteRecord {
     /// Untimed flush + wait for background work after the measurement.
     pub settle_seconds: Option<f64>,
     pub notes: Vec<String>,
-    /// The parent invocation's command line (`crate::command_line`); peers that print
-    /// records themselves (the Java HBase peer) leave it out and the parent fills it in.
-    #[serde(default)]
-    pub command: String,
 }
 
 impl SuiteRecord {

@@ -3,6 +3,8 @@
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -46,7 +48,7 @@ fn lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .expect("json output")
         .lines()
-        .map(|l| record(l, "db"))
+        .map(|l| common::record(l, "db"))
         .collect()
 }
 
@@ -345,13 +347,4 @@ fn rocksdb_table_reader_placement_keeps_index_and_filter_out_of_the_cache() {
         .unwrap();
     let text = std::fs::read_to_string(options).unwrap();
     assert!(text.contains("cache_index_and_filter_blocks=false"));
-}
-
-/// One line of the `--json` file: a `Record` of this suite, as JSON for the checks.
-fn record(line: &str, suite: &str) -> serde_json::Value {
-    let r: cellar_bench::record::Record =
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a Record ({e}): {line}"));
-    assert_eq!(r.suite, suite, "{line}");
-    assert!(!r.command.is_empty() && r.date.len() == 10, "{line}");
-    serde_json::to_value(r).unwrap()
 }

@@ -1,6 +1,8 @@
 //! `cellar-bench dfsio --quick`: TestDFSIO's report on stdout, one JSON line per test with
 //! its fields, and reads that checked every byte the writes wrote.
 
+mod common;
+
 use std::process::Command;
 
 use serde_json::Value;
@@ -45,7 +47,7 @@ fn dfsio_quick_writes_reads_and_verifies_through_the_vfs() {
         assert!(stdout.contains(want), "missing {want:?} in\n{stdout}");
     }
     let text = std::fs::read_to_string(&json).expect("json");
-    let records: Vec<Value> = text.lines().map(|l| record(l, "dfsio")).collect();
+    let records: Vec<Value> = text.lines().map(|l| common::record(l, "dfsio")).collect();
     let shape: Vec<(&str, &str)> = records
         .iter()
         .map(|r| {
@@ -140,14 +142,4 @@ fn dfsio_read_without_a_write_says_so() {
         .expect("run cellar-bench");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("run --write first"));
-}
-
-/// One line of the `--json` file: a `Record` of this suite, as JSON for the checks.
-#[allow(clippy::unwrap_used)] // a test helper: a panic fails the test
-fn record(line: &str, suite: &str) -> serde_json::Value {
-    let r: cellar_bench::record::Record =
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a Record ({e}): {line}"));
-    assert_eq!(r.suite, suite, "{line}");
-    assert!(!r.command.is_empty() && r.date.len() == 10, "{line}");
-    serde_json::to_value(r).unwrap()
 }

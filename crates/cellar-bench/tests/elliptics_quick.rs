@@ -2,6 +2,8 @@
 //! lines' shape, every read finding its key; the report's table; the Java peer's generator
 //! against the shared vector when the peer is built.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -49,7 +51,7 @@ fn elliptics_quick_cellar_reports_every_variant() {
     let records: Vec<Value> = std::fs::read_to_string(&json)
         .expect("json output")
         .lines()
-        .map(|l| record(l, "elliptics"))
+        .map(|l| common::record(l, "elliptics"))
         .collect();
     let variants: Vec<&str> = records
         .iter()
@@ -189,14 +191,4 @@ fn elliptics_java_peer_matches_the_shared_vector_when_built() {
         .map(String::from)
         .collect();
     assert_eq!(got, want);
-}
-
-/// One line of the `--json` file: a `Record` of this suite, as JSON for the checks.
-#[allow(clippy::unwrap_used)] // a test helper: a panic fails the test
-fn record(line: &str, suite: &str) -> serde_json::Value {
-    let r: cellar_bench::record::Record =
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a Record ({e}): {line}"));
-    assert_eq!(r.suite, suite, "{line}");
-    assert!(!r.command.is_empty() && r.date.len() == 10, "{line}");
-    serde_json::to_value(r).unwrap()
 }

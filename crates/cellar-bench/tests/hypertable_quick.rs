@@ -1,5 +1,7 @@
 //! `cellar-bench hypertable --quick`: runs end to end and reports every measurement.
 
+mod common;
+
 use std::process::Command;
 
 #[test]
@@ -28,7 +30,10 @@ fn hypertable_quick_reports_every_variant() {
         assert!(stdout.contains(want), "missing {want:?} in\n{stdout}");
     }
     let text = std::fs::read_to_string(&json).expect("json");
-    let records: Vec<serde_json::Value> = text.lines().map(|l| record(l, "hypertable")).collect();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| common::record(l, "hypertable"))
+        .collect();
     assert!(records.len() >= 5, "{text}");
     for r in &records {
         assert_eq!(r["workload"], "hypertable");
@@ -76,7 +81,10 @@ fn hypertable_quick_runs_the_peers_on_the_same_cells() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = std::fs::read_to_string(&json).expect("json");
-    let records: Vec<serde_json::Value> = text.lines().map(|l| record(l, "hypertable")).collect();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| common::record(l, "hypertable"))
+        .collect();
     let cells = |engine: &str, variant: &str| {
         records
             .iter()
@@ -113,14 +121,4 @@ fn hypertable_quick_runs_the_peers_on_the_same_cells() {
             assert!(!cmd.contains("--child"), "{cmd}");
         }
     }
-}
-
-/// One line of the `--json` file: a `Record` of this suite, as JSON for the checks.
-#[allow(clippy::unwrap_used)] // a test helper: a panic fails the test
-fn record(line: &str, suite: &str) -> serde_json::Value {
-    let r: cellar_bench::record::Record =
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a Record ({e}): {line}"));
-    assert_eq!(r.suite, suite, "{line}");
-    assert!(!r.command.is_empty() && r.date.len() == 10, "{line}");
-    serde_json::to_value(r).unwrap()
 }

@@ -3,6 +3,8 @@
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -28,7 +30,7 @@ fn import(dir: &Path, args: &[&str]) -> (String, Vec<Value>) {
     let records = std::fs::read_to_string(&json)
         .expect("json")
         .lines()
-        .map(|l| record(l, "import"))
+        .map(|l| common::record(l, "import"))
         .collect();
     (stdout, records)
 }
@@ -228,13 +230,4 @@ fn import_quick_with_hbase_when_built() {
         stdout.contains("| import | buffered/w2 | hbase |"),
         "{stdout}"
     );
-}
-
-/// One line of the `--json` file: a `Record` of this suite, as JSON for the checks.
-fn record(line: &str, suite: &str) -> serde_json::Value {
-    let r: cellar_bench::record::Record =
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a Record ({e}): {line}"));
-    assert_eq!(r.suite, suite, "{line}");
-    assert!(!r.command.is_empty() && r.date.len() == 10, "{line}");
-    serde_json::to_value(r).unwrap()
 }

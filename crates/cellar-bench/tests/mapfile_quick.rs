@@ -4,6 +4,8 @@
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -61,7 +63,7 @@ fn quick(engines: &str, dir: &Path) -> (String, Vec<Value>) {
     let lines = std::fs::read_to_string(&json)
         .expect("json output")
         .lines()
-        .map(|l| record(l, "mapfile"))
+        .map(|l| common::record(l, "mapfile"))
         .collect();
     (stdout, lines)
 }
@@ -197,13 +199,4 @@ fn peers_status_lists_every_peer() {
         );
     }
     assert!(stdout.contains("| cellar | yes | built in |"), "{stdout}");
-}
-
-/// One line of the `--json` file: a `Record` of this suite, as JSON for the checks.
-fn record(line: &str, suite: &str) -> serde_json::Value {
-    let r: cellar_bench::record::Record =
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a Record ({e}): {line}"));
-    assert_eq!(r.suite, suite, "{line}");
-    assert!(!r.command.is_empty() && r.date.len() == 10, "{line}");
-    serde_json::to_value(r).unwrap()
 }

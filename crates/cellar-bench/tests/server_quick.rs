@@ -6,6 +6,8 @@
 //! -p cellar-cli`) and a Python with happybase (target/py-venv, which scripts/test.sh sets
 //! up). Without them the test prints SKIP and passes, unless $CI is set.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -76,7 +78,7 @@ fn server_quick_cellar_measures_every_variant_and_the_targets() {
     let lines: Vec<Value> = std::fs::read_to_string(&json)
         .unwrap()
         .lines()
-        .map(|l| record(l, "server"))
+        .map(|l| common::record(l, "server"))
         .collect();
     let of = |workload: &str| -> Vec<&Value> {
         lines.iter().filter(|l| l["workload"] == workload).collect()
@@ -157,14 +159,4 @@ fn server_quick_cellar_measures_every_variant_and_the_targets() {
         .as_f64()
         .is_some());
     assert!(stdout.contains("| target | measured | goal | met | from |"));
-}
-
-/// One line of the `--json` file: a `Record` of this suite, as JSON for the checks.
-#[allow(clippy::unwrap_used)] // a test helper: a panic fails the test
-fn record(line: &str, suite: &str) -> serde_json::Value {
-    let r: cellar_bench::record::Record =
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a Record ({e}): {line}"));
-    assert_eq!(r.suite, suite, "{line}");
-    assert!(!r.command.is_empty() && r.date.len() == 10, "{line}");
-    serde_json::to_value(r).unwrap()
 }

@@ -3,6 +3,8 @@
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -46,7 +48,7 @@ fn ycsb(dir: &Path, args: &[&str]) -> (Output, Vec<Value>) {
     let records = std::fs::read_to_string(&json)
         .expect("json output")
         .lines()
-        .map(|l| record(l, "ycsb"))
+        .map(|l| common::record(l, "ycsb"))
         .collect();
     (out, records)
 }
@@ -278,13 +280,4 @@ fn ycsb_quick_with_hbase_when_built() {
         !dir.path().join("db/ycsb-hbase").exists(),
         "the mini-cluster's data is removed"
     );
-}
-
-/// One line of the `--json` file: a `Record` of this suite, as JSON for the checks.
-fn record(line: &str, suite: &str) -> serde_json::Value {
-    let r: cellar_bench::record::Record =
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a Record ({e}): {line}"));
-    assert_eq!(r.suite, suite, "{line}");
-    assert!(!r.command.is_empty() && r.date.len() == 10, "{line}");
-    serde_json::to_value(r).unwrap()
 }

@@ -352,7 +352,6 @@ impl<'a> Runner<'a> {
             wal_syncs: d.wal_syncs,
             settle_seconds: None,
             notes: std::mem::take(&mut self.notes),
-            command: crate::command_line(),
         };
         Ok(r)
     }

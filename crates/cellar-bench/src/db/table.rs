@@ -41,9 +41,6 @@ pub struct Record {
     pub wal_syncs: Option<u64>,
     pub settle_seconds: Option<f64>,
     pub notes: Vec<String>,
-    /// The parent invocation's command line (`crate::command_line`); empty in older files.
-    #[serde(default)]
-    pub command: String,
 }
 
 impl Record {
@@ -170,7 +167,6 @@ mod tests {
             wal_syncs: None,
             settle_seconds: None,
             notes: vec![],
-            command: "cellar-bench db --quick".into(),
         }
     }
 

@@ -68,7 +68,6 @@ pub struct DfsioRecord {
     pub cache_mode: String,
     pub tasks: Vec<TaskRecord>,
     pub notes: Vec<String>,
-    pub command: String,
 }
 
 impl DfsioRecord {
@@ -139,7 +138,6 @@ impl DfsioRecord {
             cache_mode: String::new(),
             tasks,
             notes,
-            command: crate::command_line(),
         }
     }
 

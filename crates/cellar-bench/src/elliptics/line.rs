@@ -20,10 +20,6 @@ pub struct Line {
     /// "range seek+100".
     pub variant: String,
     pub records: u64,
-    /// The parent invocation's command line (`crate::command_line`); set by the parent for
-    /// every line, the Java peer's included.
-    #[serde(default)]
-    pub command: String,
     #[serde(default)]
     pub key_bytes: u64,
     #[serde(default)]
@@ -106,7 +102,6 @@ impl Line {
             workload: WORKLOAD.to_string(),
             variant: variant.into(),
             records: spec.records,
-            command: String::new(),
             key_bytes: super::data::KEY_BYTES as u64,
             value_bytes: spec.value_size as u64,
             ops: 0,

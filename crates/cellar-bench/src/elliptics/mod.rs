@@ -326,10 +326,6 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
             },
             Runner::HBase => hbase::run(&spec, &java_dir, a.java_heap_mb),
         };
-        let command = crate::command_line();
-        for l in &mut got {
-            l.command.clone_from(&command);
-        }
         lines.append(&mut got);
         eprintln!(
             "[{}] done in {:.1} s",

@@ -77,8 +77,6 @@ pub struct HtRecord {
     pub note: String,
     /// The database after the loads (and, for peers, the settle).
     pub db_bytes: u64,
-    #[serde(default)]
-    pub command: String,
 }
 
 pub fn run(args: &HypertableArgs) -> Result<()> {

@@ -97,7 +97,6 @@ fn measure(cfg: &PeerConfig, engine: &dyn Engine) -> Result<Vec<HtRecord>> {
         },
         note,
         db_bytes: 0,
-        command: crate::command_line(),
     };
     let mut out = Vec::new();
     eprintln!(

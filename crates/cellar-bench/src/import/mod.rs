@@ -546,7 +546,6 @@ fn variant(
         peak_rss_bytes: procfs::peak_rss_bytes(),
         settle_seconds: Some(settle_seconds),
         notes,
-        command: crate::command_line(),
     })
 }
 

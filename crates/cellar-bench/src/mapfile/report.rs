@@ -43,10 +43,6 @@ pub struct PeerLine {
     /// Set when the engine cannot run this variant: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
-    /// The parent invocation's command line (`crate::command_line`); the Java peers leave it
-    /// out and the parent fills it in.
-    #[serde(default)]
-    pub command: String,
 }
 
 impl PeerLine {
@@ -68,7 +64,6 @@ impl PeerLine {
             settle_seconds: None,
             notes: Vec::new(),
             skipped: None,
-            command: crate::command_line(),
         }
     }
 

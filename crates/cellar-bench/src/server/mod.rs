@@ -292,7 +292,6 @@ impl Run {
             peak_rss_bytes: None,
             settle_seconds: None,
             notes: m.notes,
-            command: String::new(),
         }
     }
 }
@@ -336,7 +335,6 @@ impl Run {
                 "open loop, {} threads; one row per request",
                 g.threads
             )],
-            command: String::new(),
         }
     }
 }

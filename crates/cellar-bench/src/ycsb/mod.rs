@@ -483,7 +483,6 @@ impl<'a> Phases<'a> {
             peak_rss_bytes: procfs::peak_rss_bytes(),
             settle_seconds: None,
             notes,
-            command: crate::command_line(),
         })
     }
 }
