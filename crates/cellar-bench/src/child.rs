@@ -3,61 +3,93 @@
 //!
 //! The one protocol of every suite: the parent runs `<this binary> <suite> --child
 //! '<config as JSON>'` (the config names exactly one engine; [`run_child`]). The child
-//! writes each result to stdout as one line, [`RESULT_PREFIX`] followed by the suite's
-//! measurement in JSON, as soon as it is measured ([`emit`]); its progress and errors go to
+//! writes each measurement to stdout as one line, [`RESULT_PREFIX`] followed by its
+//! [`Record`] in JSON, as soon as it is measured ([`emit`]); its progress and errors go to
 //! stderr (inherited). Exit status 0 means every workload ran. Other stdout lines (a
-//! library printing something) are passed through to stderr. The Java peers print bare
-//! JSON lines instead ([`Framing::Bare`]); the parent turns every measurement into a
-//! [`crate::record::Record`] when it writes its `--json` file.
+//! library printing something) are passed through to stderr. The parent reads each record
+//! back as the suite's typed measurement ([`Record::typed`]) for its tables.
+//!
+//! The Java peers print their measurements as bare JSON lines of the suite's typed shape
+//! instead ([`collect_peer_lines`]); the parent's adapter turns them into records when it
+//! writes its `--json` file.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use crate::error::{BenchError, Result};
+use crate::record::{Record, Stamp};
 
 pub const RESULT_PREFIX: &str = "@cellar-bench-result ";
 
-/// Parent side of every suite's own children: runs `<exe> <subcommand> --child
-/// <config_json>` and collects the results its stdout announces with [`RESULT_PREFIX`].
-/// On failure the results that did arrive come back alongside the error.
-pub fn run_child<R: DeserializeOwned>(
-    subcommand: &str,
+/// Parent side of every suite's own children: runs `<exe> <suite> --child <config_json>`
+/// and returns the measurements it sent, in order. On failure the measurements that did
+/// arrive come back alongside the error.
+pub fn run_child<T: DeserializeOwned>(
+    suite: &str,
     engine: &str,
     config_json: &str,
-) -> (Vec<R>, Result<()>) {
+) -> (Vec<T>, Result<()>) {
     let mut cmd = match std::env::current_exe() {
         Ok(exe) => Command::new(exe),
         Err(e) => return (Vec::new(), Err(BenchError::io("current executable", e))),
     };
-    crate::command::pass_to_child(&mut cmd).args([subcommand, "--child", config_json]);
-    collect(&mut cmd, engine, Framing::Prefixed, |_: &R| Ok(()))
+    crate::command::pass_to_child(&mut cmd).args([suite, "--child", config_json]);
+    collect_records(&mut cmd, suite, engine)
 }
 
-/// How a child marks a result line on its stdout; every other line is passed to stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framing {
-    /// [`RESULT_PREFIX`], then the result as JSON: this binary's children, whose engines'
-    /// libraries may print anything else.
-    Prefixed,
-    /// A line that starts with `{` is a result: the Java peers print bare JSON lines.
-    Bare,
+/// Parent side: runs `cmd`, a child of `suite` for `engine` that speaks this protocol, and
+/// returns its records as the suite's typed measurements. A record of another suite or
+/// engine, or one the suite cannot read, fails the run once the child has exited.
+pub fn collect_records<T: DeserializeOwned>(
+    cmd: &mut Command,
+    suite: &str,
+    engine: &str,
+) -> (Vec<T>, Result<()>) {
+    let mut got = Vec::new();
+    let r = read_results(cmd, engine, &mut |line| {
+        let json = line.strip_prefix(RESULT_PREFIX)?;
+        Some(typed_record(json, suite, engine).map(|t| got.push(t)))
+    });
+    (got, r)
 }
 
-/// Parent side: spawns `cmd` and collects the results on its stdout in order. `accept`
-/// names what is wrong with a well-formed result that belongs elsewhere (another engine
-/// or workload). A malformed or refused result fails the run once the child has exited;
-/// the results that did arrive come back with the error.
-pub fn collect<R: DeserializeOwned>(
+fn typed_record<T: DeserializeOwned>(
+    json: &str,
+    suite: &str,
+    engine: &str,
+) -> std::result::Result<T, String> {
+    let r: Record =
+        serde_json::from_str(json).map_err(|e| format!("sent a malformed record ({e}): {json}"))?;
+    if r.suite != suite || r.engine != engine {
+        return Err(format!("sent a record of {:?}/{:?}", r.suite, r.engine));
+    }
+    r.typed()
+        .map_err(|e| format!("sent a record its suite cannot read ({e}): {json}"))
+}
+
+/// Parent side for a Java peer (`cmd`), which prints each measurement as a bare JSON line
+/// (a line starting with `{`). `accept` names what is wrong with a well-formed line that
+/// belongs elsewhere (another engine or workload); such a line or a malformed one fails the
+/// run once the peer has exited. The lines that did arrive come back with the error.
+pub fn collect_peer_lines<L: DeserializeOwned>(
     cmd: &mut Command,
     engine: &str,
-    framing: Framing,
-    accept: impl Fn(&R) -> std::result::Result<(), String>,
-) -> (Vec<R>, Result<()>) {
-    let mut records = Vec::new();
-    let r = spawn_and_collect(cmd, engine, framing, &accept, &mut records);
-    (records, r)
+    accept: impl Fn(&L) -> std::result::Result<(), String>,
+) -> (Vec<L>, Result<()>) {
+    let mut got = Vec::new();
+    let r = read_results(cmd, engine, &mut |line| {
+        if !line.starts_with('{') {
+            return None;
+        }
+        let parsed = serde_json::from_str::<L>(line)
+            .map_err(|e| format!("sent a malformed result ({e}): {line}"))
+            .and_then(|l| accept(&l).map(|()| got.push(l)));
+        Some(parsed)
+    });
+    (got, r)
 }
 
 pub fn child_err(engine: &str, what: impl Into<String>) -> BenchError {
@@ -67,12 +99,13 @@ pub fn child_err(engine: &str, what: impl Into<String>) -> BenchError {
     }
 }
 
-fn spawn_and_collect<R: DeserializeOwned>(
+/// Spawns `cmd` and hands `result` each line of its stdout: `None` for a line that is not
+/// a result (passed through to stderr), else whether the result was taken. The first
+/// refusal fails the run after the child has exited, as does a failed exit status.
+fn read_results(
     cmd: &mut Command,
     engine: &str,
-    framing: Framing,
-    accept: &dyn Fn(&R) -> std::result::Result<(), String>,
-    records: &mut Vec<R>,
+    result: &mut dyn FnMut(&str) -> Option<std::result::Result<(), String>>,
 ) -> Result<()> {
     let mut child = cmd
         .stdin(Stdio::null())
@@ -87,24 +120,10 @@ fn spawn_and_collect<R: DeserializeOwned>(
     let mut protocol_error = None;
     for line in BufReader::new(stdout).lines() {
         let line = line.map_err(|e| BenchError::io(format!("{engine} stdout"), e))?;
-        let json = match framing {
-            Framing::Prefixed => line.strip_prefix(RESULT_PREFIX),
-            Framing::Bare => Some(line.as_str()).filter(|l| l.starts_with('{')),
-        };
-        let Some(json) = json else {
-            eprintln!("[{engine} stdout] {line}");
-            continue;
-        };
-        match serde_json::from_str::<R>(json)
-            .map_err(|e| format!("sent a malformed result ({e}): {json}"))
-        {
-            Ok(r) => match accept(&r) {
-                Ok(()) => records.push(r),
-                Err(why) => {
-                    protocol_error.get_or_insert(why);
-                }
-            },
-            Err(why) => {
+        match result(&line) {
+            None => eprintln!("[{engine} stdout] {line}"),
+            Some(Ok(())) => {}
+            Some(Err(why)) => {
                 protocol_error.get_or_insert(why);
             }
         }
@@ -119,13 +138,18 @@ fn spawn_and_collect<R: DeserializeOwned>(
     }
 }
 
-/// Child side of every suite: `progress` to stderr, then `r` for the parent as one
-/// [`RESULT_PREFIX`] line on stdout, flushed at once so the parent has it even if the
-/// child dies later.
-pub fn emit<T: serde::Serialize>(progress: &str, r: &T) -> Result<()> {
+/// Child side of every suite: `progress` to stderr, then `measurement` as a [`Record`] of
+/// `suite` for the parent ([`emit`]).
+pub fn emit_measurement<T: Serialize>(suite: &str, progress: &str, measurement: &T) -> Result<()> {
     eprintln!("{progress}");
-    let line =
-        serde_json::to_string(r).map_err(|e| BenchError::io("stdout", std::io::Error::other(e)))?;
+    emit(&Record::of(suite, measurement, &Stamp::now())?)
+}
+
+/// Child side: `record` for the parent as one [`RESULT_PREFIX`] line on stdout, flushed at
+/// once so the parent has it even if the child dies later.
+pub fn emit(record: &Record) -> Result<()> {
+    let line = serde_json::to_string(record)
+        .map_err(|e| BenchError::io("stdout", std::io::Error::other(e)))?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     writeln!(out, "{RESULT_PREFIX}{line}")

@@ -184,15 +184,18 @@ pub fn collect_peer_lines<L: PeerLine>(
     wanted: impl Fn(&str) -> bool,
     out: &mut Vec<L>,
 ) -> crate::error::Result<()> {
-    let accept = |l: &L| match l.engine() == engine && wanted(l.workload()) {
-        true => Ok(()),
-        false => Err(format!(
-            "sent a line for {:?}/{:?}",
-            l.engine(),
-            l.workload()
-        )),
+    let accept = |l: &L| {
+        if l.engine() == engine && wanted(l.workload()) {
+            Ok(())
+        } else {
+            Err(format!(
+                "sent a line for {:?}/{:?}",
+                l.engine(),
+                l.workload()
+            ))
+        }
     };
-    let (mut got, result) = crate::child::collect(cmd, engine, crate::child::Framing::Bare, accept);
+    let (mut got, result) = crate::child::collect_peer_lines(cmd, engine, accept);
     out.append(&mut got);
     result
 }

@@ -12,6 +12,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -106,6 +107,20 @@ impl Record {
             date: stamp.date.clone(),
             machine: stamp.machine.clone(),
         })
+    }
+}
+
+impl Record {
+    /// The suite's typed measurement back from the record: [`Record::of`]'s inverse.
+    pub fn typed<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        let mut fields = self.metrics.0.clone();
+        for (key, value) in NAMING
+            .iter()
+            .zip([&self.engine, &self.workload, &self.variant])
+        {
+            fields.insert((*key).to_string(), Value::String(value.clone()));
+        }
+        serde_json::from_value(Value::Object(fields))
     }
 }
 
@@ -260,6 +275,9 @@ mod tests {
         assert_eq!(r.command, "cellar-bench x");
         let line = serde_json::to_string(&r).unwrap();
         assert_eq!(serde_json::from_str::<Record>(&line).unwrap(), r);
+        let back: serde_json::Value = r.typed().unwrap();
+        assert_eq!(back["variant"], "16");
+        assert_eq!(back["ops_per_sec"], 2.5);
     }
 
     #[test]

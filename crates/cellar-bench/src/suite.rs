@@ -115,9 +115,10 @@ impl SuiteRecord {
     }
 }
 
-/// Child side: prints `r` for the parent (and its progress line to stderr).
-pub fn emit(r: &SuiteRecord) -> Result<()> {
-    crate::child::emit(&r.progress_line(), r)
+/// Child side: prints `r`, a measurement of `suite`, for the parent (and its progress line
+/// to stderr).
+pub fn emit(suite: &str, r: &SuiteRecord) -> Result<()> {
+    crate::child::emit_measurement(suite, &r.progress_line(), r)
 }
 
 pub use crate::child::run_child;

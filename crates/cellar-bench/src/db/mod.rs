@@ -13,7 +13,7 @@ use clap::Args;
 
 use self::runner::Runner;
 use self::table::Record;
-use crate::child::{self, emit};
+use crate::child::{self, emit_measurement};
 use crate::db::config::{Config, IndexFilter, UncachedMode};
 use crate::error::{BenchError, Result};
 
@@ -217,7 +217,8 @@ pub fn child_main(config_json: &str) -> Result<()> {
         ));
     };
     let engine = engine.clone();
-    Runner::new(&cfg, &engine).run_all(&mut |r: Record| emit(&r.progress_line(), &r))
+    Runner::new(&cfg, &engine)
+        .run_all(&mut |r: Record| emit_measurement("db", &r.progress_line(), &r))
 }
 
 /// Parent side: runs `engine`'s child, returning its records in order. On failure the

@@ -42,7 +42,7 @@ fn open(spec: &Spec, dir: &Path) -> Result<Box<dyn Engine>> {
 }
 
 fn emit(line: &Line) -> Result<()> {
-    crate::child::emit(&line.progress(), line)
+    crate::child::emit_measurement(WORKLOAD, &line.progress(), line)
 }
 
 /// Closes `engine` after `f`, whatever `f` returned.

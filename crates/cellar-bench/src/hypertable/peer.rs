@@ -74,7 +74,7 @@ pub fn child_main(json: &str) -> Result<()> {
             "[{}] {}: {} cells in {:.3} s = {:.0}/s",
             r.engine, r.variant, r.cells, r.seconds, r.ops_per_sec
         );
-        crate::child::emit(&progress, r)?;
+        crate::child::emit_measurement("hypertable", &progress, r)?;
     }
     if !cfg.keep_db {
         procfs::remove_dir(&cfg.db_dir)?;

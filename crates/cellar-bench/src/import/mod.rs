@@ -423,7 +423,7 @@ fn child_main(cfg: &ImportConfig) -> Result<()> {
             )?;
             let r = variant(cfg, engine.as_ref(), &dir, durable, writers);
             let closed = engine.close();
-            suite::emit(&r?)?;
+            suite::emit("import", &r?)?;
             closed?;
         }
     }

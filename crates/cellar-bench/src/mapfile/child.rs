@@ -46,7 +46,7 @@ fn emit(line: &PeerLine) -> Result<()> {
         line.p99_us,
         line.latency_unit
     );
-    crate::child::emit(&progress, line)
+    crate::child::emit_measurement(WORKLOAD, &progress, line)
 }
 
 /// Runs every step on engine `name`, printing each result line.

@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::child::{child_err, collect, Framing};
+use crate::child::{child_err, collect_peer_lines, collect_records};
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::java::{self, JavaPeer};
@@ -346,28 +346,29 @@ fn run_child(
     lines: &mut Vec<PeerLine>,
 ) -> Result<()> {
     let name = r.name();
-    let (mut cmd, framing) = match r {
+    let (mut got, result) = match r {
         Runner::Rust(engine) => {
             let exe =
                 std::env::current_exe().map_err(|e| BenchError::io("current executable", e))?;
-            let mut c = Command::new(exe);
-            c.args(["mapfile", "--child", engine]);
-            (c, Framing::Prefixed)
+            let mut cmd = Command::new(exe);
+            cmd.args([WORKLOAD, "--child", engine]);
+            crate::command::pass_to_child(&mut cmd).args(spec.child_args());
+            collect_records(&mut cmd, WORKLOAD, name)
         }
-        Runner::Java(peer) => (
-            peer.command(java_dir, a.java_heap_mb)
-                .map_err(|why| child_err(name, why))?,
-            Framing::Bare,
-        ),
+        Runner::Java(peer) => {
+            let mut cmd = peer
+                .command(java_dir, a.java_heap_mb)
+                .map_err(|why| child_err(name, why))?;
+            crate::command::pass_to_child(&mut cmd).args(spec.child_args());
+            collect_peer_lines(&mut cmd, name, |p: &PeerLine| {
+                if p.engine == name {
+                    Ok(())
+                } else {
+                    Err(format!("sent a line for engine {:?}", p.engine))
+                }
+            })
+        }
     };
-    crate::command::pass_to_child(&mut cmd);
-    cmd.args(spec.child_args());
-    let (mut got, result) = collect(&mut cmd, name, framing, |p: &PeerLine| {
-        match p.engine == name {
-            true => Ok(()),
-            false => Err(format!("sent a line for engine {:?}", p.engine)),
-        }
-    });
     lines.append(&mut got);
     result
 }

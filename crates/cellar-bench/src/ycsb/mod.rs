@@ -348,10 +348,10 @@ impl<'a> Phases<'a> {
 
     fn run_all(&mut self) -> Result<()> {
         let load = self.load()?;
-        suite::emit(&load)?;
+        suite::emit("ycsb", &load)?;
         for (i, mix) in self.cfg.workloads.iter().enumerate() {
             let r = self.workload(*mix, i as u64)?;
-            suite::emit(&r)?;
+            suite::emit("ycsb", &r)?;
         }
         Ok(())
     }
