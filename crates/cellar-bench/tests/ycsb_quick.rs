@@ -258,7 +258,7 @@ fn ycsb_quick_with_hbase_when_built() {
                     .as_object()
                     .unwrap()
                     .iter()
-                    .map(|(op, l)| (op.clone(), l["metrics"]["ops"].as_u64().unwrap()))
+                    .map(|(op, l)| (op.clone(), l["ops"].as_u64().unwrap()))
                     .collect()
             };
             assert_eq!(counts(h), counts(c), "{}", h["workload"]);
