@@ -4,8 +4,8 @@
 //! `mvn package` in bench/java leaves, per peer module, `target/cellar-peer-<name>.jar` and
 //! `target/classpath.txt` (its runtime dependencies, ':'-separated). A peer runs as
 //! `java <JVM_FLAGS> -Xmx<heap>m -cp <jar>:<classpath> dev.cellar.peers.<Main> <args>` and
-//! speaks the protocol of mapfile/mod.rs: one JSON object per line on stdout, progress on
-//! stderr.
+//! prints each measurement as one bare JSON line on stdout
+//! ([`crate::child::collect_peer_lines`]), progress on stderr.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

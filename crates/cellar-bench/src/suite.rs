@@ -1,11 +1,7 @@
-//! What the peer-comparison subcommands (`ycsb`, `import`) share: choosing engines
-//! (skipping the ones not compiled in, and saying so), one child process per engine, the
-//! result record, JSON lines, and threads that start together.
-//!
-//! Child protocol (as `db`'s, see `child.rs`): the parent runs
-//! `<this binary> <subcommand> --child '<config as JSON>'` with the config naming one
-//! engine; the child prints each result as one stdout line, [`RESULT_PREFIX`] then a
-//! [`SuiteRecord`] in JSON; progress goes to stderr.
+//! What the peer-comparison subcommands (`ycsb`, `import`, `server`) share: choosing engines
+//! (skipping the ones not compiled in, and saying so), their typed measurement
+//! ([`SuiteRecord`], a [`crate::record::Record`]'s metrics), and threads that start
+//! together. Their children speak the protocol of [`crate::child`].
 
 use std::collections::BTreeMap;
 use std::path::Path;

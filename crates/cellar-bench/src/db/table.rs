@@ -1,4 +1,5 @@
-//! Results: one JSON object per workload × engine, and the Markdown comparison table.
+//! The `db` suite's measurement (one per workload × engine; the metrics of its records)
+//! and the Markdown comparison table.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
-//! The result line of `cellar-bench elliptics` ([`Line`]: one JSON object per engine ×
-//! variant, what every engine's child prints and what `--json` writes) and the Markdown
-//! table on stdout.
+//! The measurement of `cellar-bench elliptics` ([`Line`]: one per engine × variant, what
+//! every engine's child sends and the metrics of the records `--json` writes) and the
+//! Markdown table on stdout.
 
 use std::fmt::Write as _;
 

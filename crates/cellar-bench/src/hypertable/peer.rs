@@ -1,6 +1,6 @@
 //! A key-value peer's side of `cellar-bench hypertable` (lmdb, fjall, sqlite, rocksdb), run
 //! as `cellar-bench hypertable --child '<PeerConfig as JSON>'`, one process per engine
-//! (the protocol of child.rs: one [`HtRecord`] per stdout line after `RESULT_PREFIX`).
+//! (the protocol of [`crate::child`]: one record of an [`HtRecord`] per measurement).
 //!
 //! The same pieces are parsed into the same cells as Cellar's loader makes: one cell per
 //! non-empty Query, ItemRank or ClickURL of a line, row key AnonID, every line its own

@@ -8,11 +8,12 @@
 //! into a fresh store. Rust engines run as `cellar-bench mapfile --child NAME ...`; the Java
 //! peers (java.rs) as `java ... <Main> --records N --lookup-fraction F --iterations K
 //! --buckets 1,B1,B2 --durable-inserts M --dir D --seed S --key-size K --value-size V
-//! [--drop-caches] [--keep-data]`. Both print one JSON object per measurement per line on stdout
-//! ([`PeerLine`]); anything else a child prints goes to stderr.
+//! [--drop-caches] [--keep-data]`. A Rust engine's child sends each measurement as a record
+//! ([`crate::child`]), a Java peer prints it as a bare JSON line; both are a [`PeerLine`] to
+//! the parent, and anything else a child prints goes to stderr.
 //!
 //! Layout: this file (the command line, the resolved [`Spec`], the parent that runs every
-//! engine's child), `report.rs` (the protocol line [`PeerLine`], JSON lines and the table),
+//! engine's child), `report.rs` (the measurement [`PeerLine`] and the table),
 //! `child.rs` (a Rust engine's side of the protocol).
 
 mod child;

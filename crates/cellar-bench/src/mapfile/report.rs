@@ -1,5 +1,5 @@
-//! The protocol line of `cellar-bench mapfile` ([`PeerLine`]: what every engine's child
-//! prints, one JSON object per line, and what `--json` writes), and the Markdown table.
+//! The measurement of `cellar-bench mapfile` ([`PeerLine`]: what every engine's child
+//! sends, and the metrics of the records `--json` writes), and the Markdown table.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! Reading the JSON lines of the workload subcommands into [`Record`]s.
+//! Reading the result records of the workload subcommands into the report's [`Record`]s.
 //!
 //! Every line is a trust boundary: the files are written by several subcommands over
 //! time, by hand sometimes, and may be cut short. A line must be one

@@ -1,4 +1,4 @@
-//! `cellar-bench server`'s JSON lines: one [`ServerRecord`] per measurement (a
+//! `cellar-bench server`'s measurements: one [`ServerRecord`] per measurement (a
 //! [`SuiteRecord`] plus which client talked to which server) and one [`TargetRecord`] per
 //! target (docs/benchmarks.md, `server`); each becomes a [`crate::record::Record`].
 //!
