@@ -1,8 +1,10 @@
-//! `cellar-bench` as a library: the [`engine::Engine`] trait and its adapters, the suites
-//! (each a subcommand of the binary), the child-process protocol and the report. The binary
-//! (`main.rs`) is only the command line. See docs/benchmarks.md.
+//! `cellar-bench` as a library: the [`engine::Engine`] trait and its adapters
+//! ([`engines`]), the suites (each a subcommand of the binary, in a module of its own), the
+//! one child-process protocol ([`child`]), the one result record every suite writes
+//! ([`record::Record`]) and the report that reads it ([`report`]). The binary (`main.rs`)
+//! is only the command line. See docs/benchmarks.md.
 
-mod child;
+pub mod child;
 mod command;
 pub mod db;
 pub mod dfsio;
