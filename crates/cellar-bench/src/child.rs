@@ -24,19 +24,26 @@ use crate::record::{Record, Stamp};
 
 pub const RESULT_PREFIX: &str = "@cellar-bench-result ";
 
-/// Parent side of every suite's own children: runs `<exe> <suite> --child <config_json>`
-/// and returns the measurements it sent, in order. On failure the measurements that did
-/// arrive come back alongside the error.
+/// Parent side of every suite's own children: runs `<exe> <suite> --child '<config as
+/// JSON>'` (`config` names `engine` alone) and returns the measurements it sent, in order.
+/// On failure the measurements that did arrive come back alongside the error.
 pub fn run_child<T: DeserializeOwned>(
     suite: &str,
     engine: &str,
-    config_json: &str,
+    config: &impl Serialize,
 ) -> (Vec<T>, Result<()>) {
+    let json = match serde_json::to_string(config) {
+        Ok(json) => json,
+        Err(e) => {
+            let why = format!("config could not be encoded: {e}");
+            return (Vec::new(), Err(child_err(engine, why)));
+        }
+    };
     let mut cmd = match std::env::current_exe() {
         Ok(exe) => Command::new(exe),
         Err(e) => return (Vec::new(), Err(BenchError::io("current executable", e))),
     };
-    crate::command::pass_to_child(&mut cmd).args([suite, "--child", config_json]);
+    crate::command::pass_to_child(&mut cmd).args([suite, "--child", &json]);
     collect_records(&mut cmd, suite, engine)
 }
 

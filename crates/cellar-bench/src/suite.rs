@@ -119,6 +119,25 @@ pub fn emit(suite: &str, r: &SuiteRecord) -> Result<()> {
 
 pub use crate::child::run_child;
 
+/// What the children of one run sent, and the first failure (each reported on stderr as
+/// it comes).
+#[derive(Default)]
+pub struct Runs {
+    pub records: Vec<SuiteRecord>,
+    pub failure: Option<BenchError>,
+}
+
+impl Runs {
+    /// Adds what `engine`'s child sent, whatever its outcome.
+    pub fn add(&mut self, engine: &str, (mut got, result): (Vec<SuiteRecord>, Result<()>)) {
+        self.records.append(&mut got);
+        if let Err(e) = result {
+            eprintln!("[{engine}] failed: {e}");
+            self.failure.get_or_insert(e);
+        }
+    }
+}
+
 /// Fails now, not after a long run, when an output file cannot be written.
 pub fn check_writable(path: Option<&Path>) -> Result<()> {
     if let Some(p) = path {

@@ -224,14 +224,5 @@ pub fn child_main(config_json: &str) -> Result<()> {
 /// Parent side: runs `engine`'s child, returning its records in order. On failure the
 /// records that did arrive come back alongside the error.
 pub fn run_engine(cfg: &Config, engine: &str) -> (Vec<Record>, Result<()>) {
-    match serde_json::to_string(&cfg.for_engine(engine)) {
-        Ok(json) => child::run_child("db", engine, &json),
-        Err(e) => (
-            Vec::new(),
-            Err(child::child_err(
-                engine,
-                format!("config could not be encoded: {e}"),
-            )),
-        ),
-    }
+    child::run_child("db", engine, &cfg.for_engine(engine))
 }

@@ -317,13 +317,9 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
         let started = Instant::now();
         eprintln!("[{}] starting", r.name());
         let (mut got, result) = match r {
-            Runner::Rust(engine) => match serde_json::to_string(&spec.for_engine(engine)) {
-                Ok(json) => crate::child::run_child::<Line>(WORKLOAD, engine, &json),
-                Err(e) => (
-                    Vec::new(),
-                    Err(crate::child::child_err(engine, format!("spec: {e}"))),
-                ),
-            },
+            Runner::Rust(engine) => {
+                crate::child::run_child::<Line>(WORKLOAD, engine, &spec.for_engine(engine))
+            }
             Runner::HBase => hbase::run(&spec, &java_dir, a.java_heap_mb),
         };
         lines.append(&mut got);

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{BenchError, Result};
+use crate::error::Result;
 use crate::gen_aol::{self, AolArgs};
 
 pub const FAMILIES: [&str; 3] = ["Query", "ItemRank", "ClickURL"];
@@ -144,9 +144,7 @@ fn run_peer(
         lines,
         keep_db: args.keep_db,
     };
-    let json = serde_json::to_string(&cfg)
-        .map_err(|e| BenchError::Invalid(format!("config could not be encoded: {e}")))?;
-    let (mut got, r) = crate::child::run_child::<HtRecord>("hypertable", engine, &json);
+    let (mut got, r) = crate::child::run_child::<HtRecord>("hypertable", engine, &cfg);
     records.append(&mut got);
     r
 }

@@ -246,32 +246,20 @@ pub fn run(a: &YcsbArgs) -> Result<()> {
     for why in &skipped {
         eprintln!("[ycsb] skipped {why}");
     }
-    let mut records = Vec::new();
-    let mut failure = None;
+    let mut runs = suite::Runs::default();
     for engine in &cfg.engines {
         let one = YcsbConfig {
             engines: vec![engine.clone()],
             ..cfg.clone()
         };
-        let json = serde_json::to_string(&one)
-            .map_err(|e| invalid(format!("config could not be encoded: {e}")))?;
-        let (mut got, r) = suite::run_child("ycsb", engine, &json);
-        records.append(&mut got);
-        if let Err(e) = r {
-            eprintln!("[{engine}] failed: {e}");
-            failure.get_or_insert(e);
-        }
+        runs.add(engine, suite::run_child("ycsb", engine, &one));
     }
     let mut order = cfg.engines.clone();
     if run_hbase {
-        let (mut got, r) = hbase::run(&cfg, &java_dir, a.java_heap_mb);
-        records.append(&mut got);
-        if let Err(e) = r {
-            eprintln!("[hbase] failed: {e}");
-            failure.get_or_insert(e);
-        }
+        runs.add(hbase::NAME, hbase::run(&cfg, &java_dir, a.java_heap_mb));
         order.push(hbase::NAME.to_string());
     }
+    let suite::Runs { records, failure } = runs;
     if let Some(path) = &a.json {
         crate::record::write_json_lines(path, "ycsb", &records)?;
     }
