@@ -1,11 +1,11 @@
-//! The command line that produced a result, for the `command` field of every JSON line (so
-//! RESULTS.md can show the exact command under each table).
+//! The command line that produced a result, for the `command` field of every
+//! [`crate::record::Record`] (so RESULTS.md can show the exact command under each table).
 //!
 //! A workload's child process (`cellar-bench ycsb --child '{...}'`) must record its
 //! parent's command, not its own internal invocation: the parent passes its command line
 //! down in [`COMMAND_ENV`] ([`pass_to_child`]), and [`command_line`] prefers that variable
-//! to the process's own arguments. A new workload gets the mechanism by calling
-//! `crate::command_line()` when it builds a record and `pass_to_child` when it spawns one.
+//! to the process's own arguments. [`crate::record::Stamp::now`] reads it; a new workload
+//! calls `pass_to_child` when it spawns a child ([`crate::child::run_child`] does).
 
 use std::process::Command;
 

@@ -112,3 +112,11 @@ pub fn buffered_entries<'a>(buf: &'a [u8], ends: &[(usize, usize)]) -> Vec<(&'a 
         })
         .collect()
 }
+
+/// Big enough for every block of the dataset, uncompressed, with room to spare: 1.5 × the
+/// raw key+value bytes plus 8 MiB, rounded up to a MiB.
+pub fn auto_cache_bytes(num: u64, key_size: usize, value_size: usize) -> u64 {
+    let raw = num.saturating_mul((key_size + value_size) as u64);
+    let want = raw.saturating_mul(3) / 2 + 8 * (1 << 20);
+    want.div_ceil(1 << 20) << 20
+}

@@ -4,8 +4,8 @@
 //! `mvn package` in bench/java leaves, per peer module, `target/cellar-peer-<name>.jar` and
 //! `target/classpath.txt` (its runtime dependencies, ':'-separated). A peer runs as
 //! `java <JVM_FLAGS> -Xmx<heap>m -cp <jar>:<classpath> dev.cellar.peers.<Main> <args>` and
-//! speaks the protocol of mapfile/mod.rs: one JSON object per line on stdout, progress on
-//! stderr.
+//! prints each measurement as one bare JSON line on stdout
+//! ([`crate::child::collect_peer_lines`]), progress on stderr.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -176,59 +176,28 @@ pub trait PeerLine: serde::de::DeserializeOwned {
 }
 
 /// Runs a Java peer (`cmd`, with its arguments) and collects the JSON result lines it prints
-/// on stdout that belong to `engine` and to a workload `wanted` accepts; other stdout lines
-/// go to stderr, a line for anything else or a malformed one fails the run once the peer has
-/// exited. The lines that arrived stay in `out` whatever the outcome.
+/// on stdout that belong to `engine` and to a workload `wanted` accepts (the protocol of
+/// [`crate::child`], bare lines). The lines that arrived stay in `out` whatever the outcome.
 pub fn collect_peer_lines<L: PeerLine>(
     cmd: &mut Command,
     engine: &str,
     wanted: impl Fn(&str) -> bool,
     out: &mut Vec<L>,
 ) -> crate::error::Result<()> {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-
-    use crate::child::child_err;
-    use crate::error::BenchError;
-
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = cmd.spawn().map_err(|e| BenchError::io("java", e))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| child_err(engine, "has no stdout pipe"))?;
-    let mut protocol_error = None;
-    for text in BufReader::new(stdout).lines() {
-        let text = text.map_err(|e| BenchError::io(format!("{engine} stdout"), e))?;
-        if !text.starts_with('{') {
-            eprintln!("[{engine} stdout] {text}");
-            continue;
+    let accept = |l: &L| {
+        if l.engine() == engine && wanted(l.workload()) {
+            Ok(())
+        } else {
+            Err(format!(
+                "sent a line for {:?}/{:?}",
+                l.engine(),
+                l.workload()
+            ))
         }
-        match serde_json::from_str::<L>(&text) {
-            // The peer printed its own progress line on stderr.
-            Ok(l) if l.engine() == engine && wanted(l.workload()) => out.push(l),
-            Ok(l) => {
-                protocol_error.get_or_insert(format!(
-                    "sent a line for {:?}/{:?}",
-                    l.engine(),
-                    l.workload()
-                ));
-            }
-            Err(e) => {
-                protocol_error.get_or_insert(format!("sent a malformed result ({e}): {text}"));
-            }
-        }
-    }
-    let status = child.wait().map_err(|e| BenchError::io("java", e))?;
-    if !status.success() {
-        return Err(child_err(engine, format!("failed ({status})")));
-    }
-    match protocol_error {
-        Some(what) => Err(child_err(engine, what)),
-        None => Ok(()),
-    }
+    };
+    let (mut got, result) = crate::child::collect_peer_lines(cmd, engine, accept);
+    out.append(&mut got);
+    result
 }
 
 #[cfg(test)]

@@ -1,11 +1,7 @@
-//! What the peer-comparison subcommands (`ycsb`, `import`) share: choosing engines
-//! (skipping the ones not compiled in, and saying so), one child process per engine, the
-//! result record, JSON lines, and threads that start together.
-//!
-//! Child protocol (as `db`'s, see `child.rs`): the parent runs
-//! `<this binary> <subcommand> --child '<config as JSON>'` with the config naming one
-//! engine; the child prints each result as one stdout line, [`RESULT_PREFIX`] then a
-//! [`SuiteRecord`] in JSON; progress goes to stderr.
+//! What the peer-comparison subcommands (`ycsb`, `import`, `server`) share: choosing engines
+//! (skipping the ones not compiled in, and saying so), their typed measurement
+//! ([`SuiteRecord`], a [`crate::record::Record`]'s metrics), and threads that start
+//! together. Their children speak the protocol of [`crate::child`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -93,10 +89,6 @@ pub struct SuiteRecord {
     /// Untimed flush + wait for background work after the measurement.
     pub settle_seconds: Option<f64>,
     pub notes: Vec<String>,
-    /// The parent invocation's command line (`crate::command_line`); peers that print
-    /// records themselves (the Java HBase peer) leave it out and the parent fills it in.
-    #[serde(default)]
-    pub command: String,
 }
 
 impl SuiteRecord {
@@ -119,26 +111,31 @@ impl SuiteRecord {
     }
 }
 
-/// Child side: prints `r` for the parent (and its progress line to stderr).
-pub fn emit(r: &SuiteRecord) -> Result<()> {
-    eprintln!("{}", r.progress_line());
-    crate::child::emit_line(r)
+/// Child side: prints `r`, a measurement of `suite`, for the parent (and its progress line
+/// to stderr).
+pub fn emit(suite: &str, r: &SuiteRecord) -> Result<()> {
+    crate::child::emit_measurement(suite, &r.progress_line(), r)
 }
 
 pub use crate::child::run_child;
 
-pub fn write_json_lines(path: &Path, records: &[SuiteRecord]) -> Result<()> {
-    let mut out = Vec::new();
-    for r in records {
-        let mut r = r.clone();
-        if r.command.is_empty() {
-            r.command = crate::command_line();
+/// What the children of one run sent, and the first failure (each reported on stderr as
+/// it comes).
+#[derive(Default)]
+pub struct Runs {
+    pub records: Vec<SuiteRecord>,
+    pub failure: Option<BenchError>,
+}
+
+impl Runs {
+    /// Adds what `engine`'s child sent, whatever its outcome.
+    pub fn add(&mut self, engine: &str, (mut got, result): (Vec<SuiteRecord>, Result<()>)) {
+        self.records.append(&mut got);
+        if let Err(e) = result {
+            eprintln!("[{engine}] failed: {e}");
+            self.failure.get_or_insert(e);
         }
-        serde_json::to_writer(&mut out, &r)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
     }
-    std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
 }
 
 /// Fails now, not after a long run, when an output file cannot be written.

@@ -3,6 +3,8 @@
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -11,11 +13,9 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_cellar-bench");
 
 /// Every field a result line must carry (docs/benchmarks.md lists their meaning).
+/// The metrics every db record carries.
 const REQUIRED: &[&str] = &[
-    "engine",
     "engine_options",
-    "workload",
-    "variant",
     "threads",
     "num",
     "ops",
@@ -48,7 +48,7 @@ fn lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .expect("json output")
         .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is one JSON object"))
+        .map(|l| common::record(l, "db"))
         .collect()
 }
 
@@ -116,34 +116,43 @@ fn check_all_workloads(records: &[Value], engine: &str) {
     );
     for r in records {
         for f in REQUIRED {
-            assert!(r.get(*f).is_some(), "{} lacks {f}: {r}", label(r));
+            assert!(
+                r["metrics"].get(*f).is_some(),
+                "{} lacks {f}: {r}",
+                label(r)
+            );
         }
         assert_eq!(r["engine"], engine);
-        assert_eq!(r["num"], 20_000);
-        assert!(r["ops"].as_u64().unwrap() > 0, "{r}");
-        assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
-        assert!(r["p99_us"].as_f64().unwrap() >= r["p50_us"].as_f64().unwrap());
-        assert!(r["peak_rss_bytes"].as_u64().unwrap() > 0);
+        assert_eq!(r["metrics"]["num"], 20_000);
+        assert!(r["metrics"]["ops"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["metrics"]["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(
+            r["metrics"]["p99_us"].as_f64().unwrap() >= r["metrics"]["p50_us"].as_f64().unwrap()
+        );
+        assert!(r["metrics"]["peak_rss_bytes"].as_u64().unwrap() > 0);
     }
     let by = |l: &str| records.iter().find(|r| label(r) == l).unwrap();
-    assert_eq!(by("fillseq")["ops"], 20_000);
-    assert_eq!(by("fillsync/16")["threads"], 16);
-    assert_eq!(by("fillsync/1")["ops"], 200);
-    assert_eq!(by("multireadrandom")["batch"], 100);
-    assert_eq!(by("multireadrandom")["ops"], 20_000);
-    assert_eq!(by("readrandom")["cache_mode"], "warm");
-    let mode = by("readrandom_uncached")["cache_mode"]
+    assert_eq!(by("fillseq")["metrics"]["ops"], 20_000);
+    assert_eq!(by("fillsync/16")["metrics"]["threads"], 16);
+    assert_eq!(by("fillsync/1")["metrics"]["ops"], 200);
+    assert_eq!(by("multireadrandom")["metrics"]["batch"], 100);
+    assert_eq!(by("multireadrandom")["metrics"]["ops"], 20_000);
+    assert_eq!(by("readrandom")["metrics"]["cache_mode"], "warm");
+    let mode = by("readrandom_uncached")["metrics"]["cache_mode"]
         .as_str()
         .unwrap()
         .to_string();
     assert!(mode == "drop_caches" || mode == "direct_reads", "{mode}");
     // After fillrandom + overwrite most keys exist; a full scan sees each once.
-    let found = by("readrandom")["found"].as_u64().unwrap();
+    let found = by("readrandom")["metrics"]["found"].as_u64().unwrap();
     assert!(found > 10_000 && found < 20_000, "{found}");
-    let entries = by("readseq")["ops"].as_u64().unwrap();
-    assert_eq!(by("readreverse")["ops"].as_u64().unwrap(), entries);
+    let entries = by("readseq")["metrics"]["ops"].as_u64().unwrap();
+    assert_eq!(
+        by("readreverse")["metrics"]["ops"].as_u64().unwrap(),
+        entries
+    );
     assert!(
-        by("readwhilewriting")["writer_ops_per_sec"]
+        by("readwhilewriting")["metrics"]["writer_ops_per_sec"]
             .as_f64()
             .unwrap()
             > 0.0
@@ -156,8 +165,11 @@ fn quick_cellar_runs_every_workload() {
     let (_, records) = run_quick("cellar", dir.path(), &[]);
     check_all_workloads(&records, "cellar");
     for r in &records {
-        assert_eq!(r["device_reads_method"], "cellar Stats.device_reads");
-        assert!(r["resident_index_filter_bytes"].is_u64());
+        assert_eq!(
+            r["metrics"]["device_reads_method"],
+            "cellar Stats.device_reads"
+        );
+        assert!(r["metrics"]["resident_index_filter_bytes"].is_u64());
         // The parent's command line, not the child's `--child '{...}'`.
         let cmd = r["command"].as_str().expect("command");
         assert!(cmd.starts_with("cellar-bench db "), "{cmd}");
@@ -182,14 +194,17 @@ fn reads_without_a_fill_prefill_untimed() {
         ],
     );
     assert_eq!(records.len(), 2);
-    let notes = records[0]["notes"].as_array().unwrap();
+    let notes = records[0]["metrics"]["notes"].as_array().unwrap();
     assert!(
         notes
             .iter()
             .any(|n| n.as_str().unwrap().contains("prefilled")),
         "{notes:?}"
     );
-    assert!(records[1]["notes"].as_array().unwrap().is_empty());
+    assert!(records[1]["metrics"]["notes"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("prefilled with fillrandom"));
     assert!(dir.path().join("db/cellar").exists());
 }
@@ -248,14 +263,14 @@ fn quick_rocksdb_runs_every_workload_with_the_comparable_options() {
     let (_, records) = run_quick("rocksdb", dir.path(), &["--keep-db"]);
     check_all_workloads(&records, "rocksdb");
     for r in &records {
-        assert!(r["resident_index_filter_bytes"].is_null());
+        assert!(r["metrics"]["resident_index_filter_bytes"].is_null());
         assert_eq!(
-            r["engine_options"],
+            r["metrics"]["engine_options"],
             "index_filter=block_cache_pin_l0 statistics=on"
         );
     }
     let rr = records.iter().find(|r| label(r) == "readrandom").unwrap();
-    assert!(rr["device_reads_method"]
+    assert!(rr["metrics"]["device_reads_method"]
         .as_str()
         .unwrap()
         .contains("block.cache.miss"));
@@ -306,11 +321,14 @@ fn rocksdb_table_reader_placement_keeps_index_and_filter_out_of_the_cache() {
     assert_eq!(records.len(), 2);
     for r in &records {
         assert_eq!(
-            r["engine_options"],
+            r["metrics"]["engine_options"],
             "index_filter=table_reader statistics=on"
         );
         assert!(
-            r["resident_index_filter_bytes"].as_u64().unwrap() > 0,
+            r["metrics"]["resident_index_filter_bytes"]
+                .as_u64()
+                .unwrap()
+                > 0,
             "{r}"
         );
     }

@@ -1,6 +1,8 @@
 //! `cellar-bench dfsio --quick`: TestDFSIO's report on stdout, one JSON line per test with
 //! its fields, and reads that checked every byte the writes wrote.
 
+mod common;
+
 use std::process::Command;
 
 use serde_json::Value;
@@ -45,10 +47,7 @@ fn dfsio_quick_writes_reads_and_verifies_through_the_vfs() {
         assert!(stdout.contains(want), "missing {want:?} in\n{stdout}");
     }
     let text = std::fs::read_to_string(&json).expect("json");
-    let records: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect();
+    let records: Vec<Value> = text.lines().map(|l| common::record(l, "dfsio")).collect();
     let shape: Vec<(&str, &str)> = records
         .iter()
         .map(|r| {
@@ -69,10 +68,10 @@ fn dfsio_quick_writes_reads_and_verifies_through_the_vfs() {
     );
     for r in &records {
         assert_eq!(r["workload"], "dfsio");
-        assert_eq!(r["files"], 3);
-        assert_eq!(r["total_mbytes"], 6.0);
+        assert_eq!(r["metrics"]["files"], 3);
+        assert_eq!(r["metrics"]["total_mbytes"], 6.0);
         // 2 MiB in calls of 300000 B: 7 calls per file.
-        assert_eq!(r["ops"], 21, "{r}");
+        assert_eq!(r["metrics"]["ops"], 21, "{r}");
         for f in [
             "throughput_mb_per_sec",
             "average_io_rate_mb_per_sec",
@@ -82,19 +81,33 @@ fn dfsio_quick_writes_reads_and_verifies_through_the_vfs() {
             "p50_us",
             "p99_us",
         ] {
-            assert!(r[f].as_f64().is_some_and(|v| v > 0.0), "{f} in {r}");
+            assert!(
+                r["metrics"][f].as_f64().is_some_and(|v| v > 0.0),
+                "{f} in {r}"
+            );
         }
-        assert_eq!(r["mb_per_sec"], r["throughput_mb_per_sec"]);
-        assert_eq!(r["ops_per_sec"], r["mb_per_sec"]);
-        assert!(r["io_rate_std_dev"].as_f64().is_some_and(|v| v >= 0.0));
-        assert!(r["fio_mb_per_sec"].is_null());
-        assert_eq!(r["tasks"].as_array().map(Vec::len), Some(3));
+        assert_eq!(
+            r["metrics"]["mb_per_sec"],
+            r["metrics"]["throughput_mb_per_sec"]
+        );
+        assert_eq!(r["metrics"]["ops_per_sec"], r["metrics"]["mb_per_sec"]);
+        assert!(r["metrics"]["io_rate_std_dev"]
+            .as_f64()
+            .is_some_and(|v| v >= 0.0));
+        assert!(r["metrics"]["fio_mb_per_sec"].is_null());
+        assert_eq!(r["metrics"]["tasks"].as_array().map(Vec::len), Some(3));
         let cmd = r["command"].as_str().expect("command");
         assert!(cmd.starts_with("cellar-bench dfsio --quick"), "{cmd}");
         if r["variant"] == "read" {
-            assert_eq!(r["verified_bytes"], 6 * 1024 * 1024, "every byte checked");
+            assert_eq!(
+                r["metrics"]["verified_bytes"],
+                6 * 1024 * 1024,
+                "every byte checked"
+            );
         } else {
-            assert!(r["sync_seconds"].as_f64().is_some_and(|s| s > 0.0));
+            assert!(r["metrics"]["sync_seconds"]
+                .as_f64()
+                .is_some_and(|s| s > 0.0));
         }
     }
     // The read removes the files.

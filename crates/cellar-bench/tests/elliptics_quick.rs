@@ -2,6 +2,8 @@
 //! lines' shape, every read finding its key; the report's table; the Java peer's generator
 //! against the shared vector when the peer is built.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -49,7 +51,7 @@ fn elliptics_quick_cellar_reports_every_variant() {
     let records: Vec<Value> = std::fs::read_to_string(&json)
         .expect("json output")
         .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is one JSON object"))
+        .map(|l| common::record(l, "elliptics"))
         .collect();
     let variants: Vec<&str> = records
         .iter()
@@ -65,36 +67,56 @@ fn elliptics_quick_cellar_reports_every_variant() {
             command.starts_with("cellar-bench elliptics") && !command.contains("--child"),
             "{r}"
         );
-        assert_eq!(r["records"].as_u64(), Some(20_000), "{r}");
+        assert_eq!(r["metrics"]["records"].as_u64(), Some(20_000), "{r}");
         for f in ["ops_per_sec", "p50_us", "p99_us", "seconds"] {
-            assert!(r[f].as_f64().is_some_and(|x| x > 0.0), "{f} in {r}");
+            assert!(
+                r["metrics"][f].as_f64().is_some_and(|x| x > 0.0),
+                "{f} in {r}"
+            );
         }
-        assert!(r["db_bytes"].as_u64().is_some_and(|b| b > 0), "{r}");
-        assert!(r["latency_unit"].is_string());
+        assert!(
+            r["metrics"]["db_bytes"].as_u64().is_some_and(|b| b > 0),
+            "{r}"
+        );
+        assert!(r["metrics"]["latency_unit"].is_string());
         if r["variant"] != "load" {
             assert!(
-                r["cache_mode"].as_str().unwrap().contains("not dropped"),
+                r["metrics"]["cache_mode"]
+                    .as_str()
+                    .unwrap()
+                    .contains("not dropped"),
                 "{r}"
             );
-            assert!(r["resident_index_filter_bytes"].as_u64().is_some(), "{r}");
+            assert!(
+                r["metrics"]["resident_index_filter_bytes"]
+                    .as_u64()
+                    .is_some(),
+                "{r}"
+            );
         }
     }
     let (load, fixed) = (&records[0], &records[1]);
-    assert_eq!(load["ops"].as_u64(), Some(20_000));
-    assert!(load["settle_seconds"].as_f64().is_some());
+    assert_eq!(load["metrics"]["ops"].as_u64(), Some(20_000));
+    assert!(load["metrics"]["settle_seconds"].as_f64().is_some());
     // 200 requests/s for 1 s: all served, every key found.
-    assert_eq!(fixed["scheduled"].as_u64(), Some(200), "{fixed}");
-    assert_eq!(fixed["found"], fixed["scheduled"], "{fixed}");
-    assert_eq!(fixed["unserved"].as_u64(), Some(0), "{fixed}");
-    assert!(fixed["p90_us"].as_f64().is_some() && fixed["service_p50_us"].as_f64().is_some());
+    assert_eq!(fixed["metrics"]["scheduled"].as_u64(), Some(200), "{fixed}");
+    assert_eq!(
+        fixed["metrics"]["found"], fixed["metrics"]["scheduled"],
+        "{fixed}"
+    );
+    assert_eq!(fixed["metrics"]["unserved"].as_u64(), Some(0), "{fixed}");
+    assert!(
+        fixed["metrics"]["p90_us"].as_f64().is_some()
+            && fixed["metrics"]["service_p50_us"].as_f64().is_some()
+    );
     for r in &records[2..4] {
-        let steps = r["steps"].as_array().expect("steps");
+        let steps = r["metrics"]["steps"].as_array().expect("steps");
         assert!(!steps.is_empty(), "{r}");
         for s in steps {
             assert!(s["target_rps"].as_u64().is_some() && s["p99_us"].as_f64().is_some());
         }
         // The rate found is one of the rates tried.
-        let best = r["ops_per_sec"].as_f64().unwrap();
+        let best = r["metrics"]["ops_per_sec"].as_f64().unwrap();
         assert!(
             steps.iter().any(|s| s["target_rps"].as_f64() == Some(best)),
             "{r}"
@@ -102,8 +124,10 @@ fn elliptics_quick_cellar_reports_every_variant() {
     }
     for (r, limit) in [(&records[4], 10), (&records[5], 100)] {
         // Every seek landed on its key and read its rows (checked in the child too).
-        assert_eq!(r["found"], r["ops"], "{r}");
-        assert!(r["rows"].as_u64().unwrap() <= r["ops"].as_u64().unwrap() * limit);
+        assert_eq!(r["metrics"]["found"], r["metrics"]["ops"], "{r}");
+        assert!(
+            r["metrics"]["rows"].as_u64().unwrap() <= r["metrics"]["ops"].as_u64().unwrap() * limit
+        );
     }
     assert!(stdout.contains("| fixed rps=200 | cellar | "), "{stdout}");
     assert!(!dir.path().join("data/cellar").exists());

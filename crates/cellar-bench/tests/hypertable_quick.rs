@@ -1,5 +1,7 @@
 //! `cellar-bench hypertable --quick`: runs end to end and reports every measurement.
 
+mod common;
+
 use std::process::Command;
 
 #[test]
@@ -30,21 +32,21 @@ fn hypertable_quick_reports_every_variant() {
     let text = std::fs::read_to_string(&json).expect("json");
     let records: Vec<serde_json::Value> = text
         .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .map(|l| common::record(l, "hypertable"))
         .collect();
     assert!(records.len() >= 5, "{text}");
     for r in &records {
         assert_eq!(r["workload"], "hypertable");
-        let rate = r["ops_per_sec"].as_f64().expect("ops_per_sec");
+        let rate = r["metrics"]["ops_per_sec"].as_f64().expect("ops_per_sec");
         // Time-only measurements (the compaction settle) have no cells and no rate.
-        assert!(rate > 0.0 || r["cells"] == 0, "{r}");
+        assert!(rate > 0.0 || r["metrics"]["cells"] == 0, "{r}");
     }
     // Every inserted cell is scanned back (the families keep every version).
     let cells = |v: &str| {
         records
             .iter()
             .find(|r| r["variant"] == v)
-            .and_then(|r| r["cells"].as_u64())
+            .and_then(|r| r["metrics"]["cells"].as_u64())
             .expect("variant present")
     };
     assert_eq!(
@@ -81,13 +83,13 @@ fn hypertable_quick_runs_the_peers_on_the_same_cells() {
     let text = std::fs::read_to_string(&json).expect("json");
     let records: Vec<serde_json::Value> = text
         .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .map(|l| common::record(l, "hypertable"))
         .collect();
     let cells = |engine: &str, variant: &str| {
         records
             .iter()
             .find(|r| r["engine"] == engine && r["variant"] == variant)
-            .and_then(|r| r["cells"].as_u64())
+            .and_then(|r| r["metrics"]["cells"].as_u64())
             .unwrap_or_else(|| panic!("{engine} {variant} missing in\n{text}"))
     };
     let loaded = cells("cellar", "load 4 concurrent (a-d)") + cells("cellar", "load 1 job (e)");
@@ -107,7 +109,10 @@ fn hypertable_quick_runs_the_peers_on_the_same_cells() {
         assert_eq!(peer.len(), 4, "loads, settle, scan: {text}");
         for r in peer {
             assert_eq!(r["workload"], "hypertable");
-            assert!(r["db_bytes"].as_u64().is_some_and(|b| b > 0), "{r}");
+            assert!(
+                r["metrics"]["db_bytes"].as_u64().is_some_and(|b| b > 0),
+                "{r}"
+            );
             let cmd = r["command"].as_str().expect("command");
             assert!(
                 cmd.starts_with("cellar-bench hypertable --quick --engines"),

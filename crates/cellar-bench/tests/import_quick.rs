@@ -3,6 +3,8 @@
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -28,7 +30,7 @@ fn import(dir: &Path, args: &[&str]) -> (String, Vec<Value>) {
     let records = std::fs::read_to_string(&json)
         .expect("json")
         .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .map(|l| common::record(l, "import"))
         .collect();
     (stdout, records)
 }
@@ -60,39 +62,40 @@ fn import_quick_cellar_reports_every_variant_in_rows_per_ms() {
         assert!(cmd.starts_with("cellar-bench import --db-dir "), "{cmd}");
         assert!(cmd.ends_with(" --quick --engines cellar"), "{cmd}");
         assert!(!cmd.contains("--child"), "{cmd}");
-        for f in [
-            "engine",
-            "workload",
-            "variant",
-            "ops_per_sec",
-            "p50_us",
-            "p99_us",
-            "rows_per_ms",
-        ] {
-            assert!(r.get(f).is_some(), "lacks {f}: {r}");
+        for f in ["ops_per_sec", "p50_us", "p99_us", "rows_per_ms"] {
+            assert!(r["metrics"].get(f).is_some(), "lacks {f}: {r}");
         }
         assert_eq!(r["engine"], "cellar");
         assert_eq!(r["workload"], "import");
         let durable = r["variant"].as_str().unwrap().starts_with("durable");
-        assert_eq!(r["sync"], durable);
-        assert_eq!(r["ops"], if durable { 300 } else { 20_000 }, "{r}");
-        let ops_per_sec = r["ops_per_sec"].as_f64().unwrap();
-        let rows_per_ms = r["rows_per_ms"].as_f64().unwrap();
+        assert_eq!(r["metrics"]["sync"], durable);
+        assert_eq!(
+            r["metrics"]["ops"],
+            if durable { 300 } else { 20_000 },
+            "{r}"
+        );
+        let ops_per_sec = r["metrics"]["ops_per_sec"].as_f64().unwrap();
+        let rows_per_ms = r["metrics"]["rows_per_ms"].as_f64().unwrap();
         assert!(ops_per_sec > 0.0);
         assert!((rows_per_ms * 1000.0 / ops_per_sec - 1.0).abs() < 1e-9);
-        assert!(r["p99_us"].as_f64().unwrap() >= r["p50_us"].as_f64().unwrap());
+        assert!(
+            r["metrics"]["p99_us"].as_f64().unwrap() >= r["metrics"]["p50_us"].as_f64().unwrap()
+        );
         // Key "a:b:c" and six varints.
         let (k, v) = (
-            r["key_bytes"].as_u64().unwrap(),
-            r["value_bytes"].as_u64().unwrap(),
+            r["metrics"]["key_bytes"].as_u64().unwrap(),
+            r["metrics"]["value_bytes"].as_u64().unwrap(),
         );
         assert!((10..=20).contains(&k) && (6..=60).contains(&v), "{r}");
-        assert_eq!(r["threads"].as_u64().unwrap(), variants_writers(r));
+        assert_eq!(
+            r["metrics"]["threads"].as_u64().unwrap(),
+            variants_writers(r)
+        );
     }
     // One row per write call when durable; a 12 MiB buffer holds all 20 000 rows here.
-    let d = &records[0]["op_latency"]["put_sync"];
+    let d = &records[0]["metrics"]["op_latency"]["put_sync"];
     assert_eq!(d["ops"], 300);
-    let b = &records[7]["op_latency"]["put_batch"];
+    let b = &records[7]["metrics"]["op_latency"]["put_batch"];
     assert_eq!(b["ops"], 6, "one buffer per writer");
     assert!(
         stdout.contains("| import | buffered/w6 | cellar |"),
@@ -131,7 +134,7 @@ fn import_runs_every_built_peer_with_small_buffers() {
         + usize::from(cfg!(feature = "sqlite"));
     assert_eq!(records.len(), built * 4);
     for r in &records {
-        assert!(r["rows_per_ms"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["metrics"]["rows_per_ms"].as_f64().unwrap() > 0.0, "{r}");
     }
 }
 
@@ -192,24 +195,36 @@ fn import_quick_with_hbase_when_built() {
     for (h, c) in hbase.iter().zip(&cellar) {
         assert_eq!(h["workload"], "import");
         assert_eq!(h["variant"], c["variant"]);
-        let durable = h["sync"].as_bool().unwrap();
-        assert_eq!(h["ops"], if durable { 300 } else { 20_000 }, "{h}");
-        assert_eq!(h["threads"].as_u64().unwrap(), variants_writers(h));
-        let ops_per_sec = h["ops_per_sec"].as_f64().unwrap();
-        let rows_per_ms = h["rows_per_ms"].as_f64().unwrap();
+        let durable = h["metrics"]["sync"].as_bool().unwrap();
+        assert_eq!(
+            h["metrics"]["ops"],
+            if durable { 300 } else { 20_000 },
+            "{h}"
+        );
+        assert_eq!(
+            h["metrics"]["threads"].as_u64().unwrap(),
+            variants_writers(h)
+        );
+        let ops_per_sec = h["metrics"]["ops_per_sec"].as_f64().unwrap();
+        let rows_per_ms = h["metrics"]["rows_per_ms"].as_f64().unwrap();
         assert!(ops_per_sec > 0.0, "{h}");
         assert!((rows_per_ms * 1000.0 / ops_per_sec - 1.0).abs() < 1e-9);
-        assert!(h["p99_us"].as_f64().unwrap() >= h["p50_us"].as_f64().unwrap());
+        assert!(
+            h["metrics"]["p99_us"].as_f64().unwrap() >= h["metrics"]["p50_us"].as_f64().unwrap()
+        );
         // The same rows, read back from HBase: the same key and value sizes.
-        assert_eq!(h["key_bytes"], c["key_bytes"], "{h}");
-        assert_eq!(h["value_bytes"], c["value_bytes"], "{h}");
+        assert_eq!(h["metrics"]["key_bytes"], c["metrics"]["key_bytes"], "{h}");
+        assert_eq!(
+            h["metrics"]["value_bytes"], c["metrics"]["value_bytes"],
+            "{h}"
+        );
         let (unit, op, calls) = if durable {
             ("write call", "put_sync", 300)
         } else {
             ("mutate call", "mutate", 20_000)
         };
-        assert_eq!(h["latency_unit"], unit);
-        assert_eq!(h["op_latency"][op]["ops"], calls, "{h}");
+        assert_eq!(h["metrics"]["latency_unit"], unit);
+        assert_eq!(h["metrics"]["op_latency"][op]["ops"], calls, "{h}");
     }
     assert!(
         stdout.contains("| import | buffered/w2 | hbase |"),

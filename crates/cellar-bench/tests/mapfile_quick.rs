@@ -4,6 +4,8 @@
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -61,30 +63,36 @@ fn quick(engines: &str, dir: &Path) -> (String, Vec<Value>) {
     let lines = std::fs::read_to_string(&json)
         .expect("json output")
         .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is one JSON object"))
+        .map(|l| common::record(l, "mapfile"))
         .collect();
     (stdout, lines)
 }
 
 fn check_measured(r: &Value, records: u64) {
-    for field in ["engine", "workload", "variant", "latency_unit"] {
-        assert!(r[field].is_string(), "{field} in {r}");
-    }
+    assert!(r["metrics"]["latency_unit"].is_string(), "{r}");
     for field in ["ops_per_sec", "p50_us", "p99_us", "seconds"] {
-        assert!(r[field].as_f64().is_some_and(|x| x > 0.0), "{field} in {r}");
+        assert!(
+            r["metrics"][field].as_f64().is_some_and(|x| x > 0.0),
+            "{field} in {r}"
+        );
     }
     assert_eq!(r["workload"], "mapfile");
-    assert_eq!(r["records"].as_u64(), Some(records), "{r}");
+    assert_eq!(r["metrics"]["records"].as_u64(), Some(records), "{r}");
     if r["variant"].as_str().unwrap().starts_with("lookup") {
         // 1% of 100K per iteration, 3 iterations, every key found.
-        assert_eq!(r["ops"].as_u64(), Some(3000), "{r}");
-        assert_eq!(r["found"].as_u64(), Some(3000), "{r}");
+        assert_eq!(r["metrics"]["ops"].as_u64(), Some(3000), "{r}");
+        assert_eq!(r["metrics"]["found"].as_u64(), Some(3000), "{r}");
         assert_eq!(
-            r["iterations_ops_per_sec"].as_array().map(Vec::len),
+            r["metrics"]["iterations_ops_per_sec"]
+                .as_array()
+                .map(Vec::len),
             Some(3)
         );
         assert!(
-            r["cache_mode"].as_str().unwrap().contains("not dropped"),
+            r["metrics"]["cache_mode"]
+                .as_str()
+                .unwrap()
+                .contains("not dropped"),
             "{r}"
         );
     }
@@ -107,9 +115,9 @@ fn mapfile_quick_cellar_reports_every_variant() {
         assert!(!cmd.contains("--child"), "{cmd}");
     }
     let insert = &records[0];
-    assert_eq!(insert["ops"].as_u64(), Some(100_000));
-    assert!(insert["settle_seconds"].as_f64().is_some());
-    assert_eq!(records[4]["ops"].as_u64(), Some(1000));
+    assert_eq!(insert["metrics"]["ops"].as_u64(), Some(100_000));
+    assert!(insert["metrics"]["settle_seconds"].as_f64().is_some());
+    assert_eq!(records[4]["metrics"]["ops"].as_u64(), Some(1000));
     assert!(
         stdout.contains("| variant | engine | ops/s | vs cellar | p50 µs | p99 µs |"),
         "{stdout}"
@@ -150,7 +158,7 @@ fn mapfile_quick_with_the_mapfile_peer_when_built() {
     assert_eq!(mapfile.len(), VARIANTS.len(), "{records:?}");
     for r in &mapfile {
         if r["variant"] == "insert durable" {
-            assert!(r["skipped"].is_string(), "{r}");
+            assert!(r["metrics"]["skipped"].is_string(), "{r}");
         } else {
             check_measured(r, 100_000);
         }

@@ -7,57 +7,58 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const DB: &str = r#"{"engine":"cellar","engine_options":"","workload":"fillrandom","variant":"","ops_per_sec":100000.0,"p50_us":2.5,"p99_us":7.0,"latency_unit":"op"}
-{"engine":"rocksdb","engine_options":"index_filter=table_reader","workload":"fillrandom","variant":"","ops_per_sec":150000.0,"p50_us":5.0,"p99_us":11.0,"latency_unit":"op"}
-{"engine":"cellar","engine_options":"","workload":"fillsync","variant":"1","ops_per_sec":8000.0,"p50_us":120.0,"p99_us":180.0,"latency_unit":"op"}
-{"engine":"rocksdb","engine_options":"index_filter=table_reader","workload":"fillsync","variant":"1","ops_per_sec":4000.0,"p50_us":130.0,"p99_us":190.0,"latency_unit":"op"}
-{"engine":"cellar","engine_options":"","workload":"fillsync","variant":"16","ops_per_sec":45000.0,"p50_us":340.0,"p99_us":600.0,"latency_unit":"op"}
-{"engine":"rocksdb","engine_options":"index_filter=table_reader","workload":"readrandom","variant":"","ops_per_sec":180000.0,"p50_us":4.0,"p99_us":13.0,"latency_unit":"op"}
+const DB: &str = r#"{"suite":"db","workload":"fillrandom","engine":"cellar","variant":"","metrics":{"engine_options":"","ops_per_sec":100000.0,"p50_us":2.5,"p99_us":7.0,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"db","workload":"fillrandom","engine":"rocksdb","variant":"","metrics":{"engine_options":"index_filter=table_reader","ops_per_sec":150000.0,"p50_us":5.0,"p99_us":11.0,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"db","workload":"fillsync","engine":"cellar","variant":"1","metrics":{"engine_options":"","ops_per_sec":8000.0,"p50_us":120.0,"p99_us":180.0,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"db","workload":"fillsync","engine":"rocksdb","variant":"1","metrics":{"engine_options":"index_filter=table_reader","ops_per_sec":4000.0,"p50_us":130.0,"p99_us":190.0,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"db","workload":"fillsync","engine":"cellar","variant":"16","metrics":{"engine_options":"","ops_per_sec":45000.0,"p50_us":340.0,"p99_us":600.0,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"db","workload":"readrandom","engine":"rocksdb","variant":"","metrics":{"engine_options":"index_filter=table_reader","ops_per_sec":180000.0,"p50_us":4.0,"p99_us":13.0,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
 "#;
 
-const MAPFILE: &str = r#"{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":17000.0,"p50_us":27.0,"p99_us":418.0,"latency_unit":"op","run":1,"commit":"abc1234","date":"2026-01-02"}
-{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":20000.0,"p50_us":25.0,"p99_us":400.0,"latency_unit":"op","run":2,"commit":"abc1234"}
-{"engine":"cellar","workload":"mapfile","variant":"lookup single","ops_per_sec":15000.0,"p50_us":30.0,"p99_us":450.0,"latency_unit":"op","run":3,"commit":"abc1234"}
-{"engine":"mapfile","workload":"mapfile","variant":"lookup single","ops_per_sec":15500.0,"p50_us":24.0,"p99_us":489.0,"latency_unit":"op","commit":"abc1234"}
-{"engine":"cellar","workload":"mapfile","variant":"lookup bucket=1000","ops_per_sec":59000.0,"p50_us":15000.0,"p99_us":42000.0,"latency_unit":"batch","commit":"abc1234"}
-{"engine":"mapfile","workload":"mapfile","variant":"lookup bucket=1000","ops_per_sec":33000.0,"p50_us":22000.0,"p99_us":106000.0,"latency_unit":"batch","commit":"abc1234"}
-{"engine":"cellar","workload":"mapfile","variant":"lookup bucket=10","ops_per_sec":16800.0,"p50_us":507.0,"p99_us":3010.0,"latency_unit":"batch","commit":"abc1234"}
-{"engine":"mapfile","workload":"mapfile","variant":"lookup bucket=10","ops_per_sec":19600.0,"p50_us":227.0,"p99_us":2706.0,"latency_unit":"batch","commit":"abc1234"}
-{"engine":"cellar","workload":"mapfile","variant":"insert durable","ops_per_sec":3666.0,"p50_us":230.0,"p99_us":2195.0,"latency_unit":"op","commit":"abc1234"}
-{"engine":"mapfile","workload":"mapfile","variant":"insert durable","ops":0,"ops_per_sec":0.0,"skipped":"MapFile has no per-write durability","commit":"abc1234"}
+const MAPFILE: &str = r#"{"suite":"mapfile","workload":"mapfile","engine":"cellar","variant":"lookup single","metrics":{"ops_per_sec":17000.0,"p50_us":27.0,"p99_us":418.0,"latency_unit":"op","run":1},"command":"","commit":"abc1234","date":"2026-01-02","machine":"test machine"}
+{"suite":"mapfile","workload":"mapfile","engine":"cellar","variant":"lookup single","metrics":{"ops_per_sec":20000.0,"p50_us":25.0,"p99_us":400.0,"latency_unit":"op","run":2},"command":"","commit":"abc1234","date":"","machine":"test machine"}
+{"suite":"mapfile","workload":"mapfile","engine":"cellar","variant":"lookup single","metrics":{"ops_per_sec":15000.0,"p50_us":30.0,"p99_us":450.0,"latency_unit":"op","run":3},"command":"","commit":"abc1234","date":"","machine":"test machine"}
+{"suite":"mapfile","workload":"mapfile","engine":"mapfile","variant":"lookup single","metrics":{"ops_per_sec":15500.0,"p50_us":24.0,"p99_us":489.0,"latency_unit":"op"},"command":"","commit":"abc1234","date":"","machine":"test machine"}
+{"suite":"mapfile","workload":"mapfile","engine":"cellar","variant":"lookup bucket=1000","metrics":{"ops_per_sec":59000.0,"p50_us":15000.0,"p99_us":42000.0,"latency_unit":"batch"},"command":"","commit":"abc1234","date":"","machine":"test machine"}
+{"suite":"mapfile","workload":"mapfile","engine":"mapfile","variant":"lookup bucket=1000","metrics":{"ops_per_sec":33000.0,"p50_us":22000.0,"p99_us":106000.0,"latency_unit":"batch"},"command":"","commit":"abc1234","date":"","machine":"test machine"}
+{"suite":"mapfile","workload":"mapfile","engine":"cellar","variant":"lookup bucket=10","metrics":{"ops_per_sec":16800.0,"p50_us":507.0,"p99_us":3010.0,"latency_unit":"batch"},"command":"","commit":"abc1234","date":"","machine":"test machine"}
+{"suite":"mapfile","workload":"mapfile","engine":"mapfile","variant":"lookup bucket=10","metrics":{"ops_per_sec":19600.0,"p50_us":227.0,"p99_us":2706.0,"latency_unit":"batch"},"command":"","commit":"abc1234","date":"","machine":"test machine"}
+{"suite":"mapfile","workload":"mapfile","engine":"cellar","variant":"insert durable","metrics":{"ops_per_sec":3666.0,"p50_us":230.0,"p99_us":2195.0,"latency_unit":"op"},"command":"","commit":"abc1234","date":"","machine":"test machine"}
+{"suite":"mapfile","workload":"mapfile","engine":"mapfile","variant":"insert durable","metrics":{"ops":0,"ops_per_sec":0.0,"skipped":"MapFile has no per-write durability"},"command":"","commit":"abc1234","date":"","machine":"test machine"}
 "#;
 
-const YCSB: &str = r#"{"engine":"cellar","workload":"ycsb_a","variant":"t1","threads":1,"ops_per_sec":185000.0,"p50_us":3.0,"p99_us":9.6,"latency_unit":"op"}
-{"engine":"lmdb","workload":"ycsb_a","variant":"t1","threads":1,"ops_per_sec":182000.0,"p50_us":2.7,"p99_us":11.1,"latency_unit":"op"}
-{"engine":"cellar","workload":"ycsb_c","variant":"t1","threads":1,"ops_per_sec":395000.0,"p50_us":2.1,"p99_us":8.9,"latency_unit":"op"}
-{"engine":"lmdb","workload":"ycsb_c","variant":"t1","threads":1,"ops_per_sec":798000.0,"p50_us":1.1,"p99_us":2.2,"latency_unit":"op"}
+const YCSB: &str = r#"{"suite":"ycsb","workload":"ycsb_a","engine":"cellar","variant":"t1","metrics":{"threads":1,"ops_per_sec":185000.0,"p50_us":3.0,"p99_us":9.6,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"ycsb","workload":"ycsb_a","engine":"lmdb","variant":"t1","metrics":{"threads":1,"ops_per_sec":182000.0,"p50_us":2.7,"p99_us":11.1,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"ycsb","workload":"ycsb_c","engine":"cellar","variant":"t1","metrics":{"threads":1,"ops_per_sec":395000.0,"p50_us":2.1,"p99_us":8.9,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"ycsb","workload":"ycsb_c","engine":"lmdb","variant":"t1","metrics":{"threads":1,"ops_per_sec":798000.0,"p50_us":1.1,"p99_us":2.2,"latency_unit":"op"},"command":"","commit":"","date":"","machine":"test machine"}
 "#;
 
-const IMPORT: &str = r#"{"engine":"cellar","workload":"import","variant":"durable/w1","threads":1,"ops_per_sec":8000.0,"rows_per_ms":8.0,"p50_us":124.0,"p99_us":169.0,"latency_unit":"write call"}
-{"engine":"fjall","workload":"import","variant":"durable/w1","threads":1,"ops_per_sec":12000.0,"rows_per_ms":12.0,"p50_us":84.0,"p99_us":163.0,"latency_unit":"write call"}
-{"engine":"cellar","workload":"import","variant":"durable/w2","threads":2,"ops_per_sec":16000.0,"rows_per_ms":16.0,"p50_us":130.0,"p99_us":200.0,"latency_unit":"write call"}
-{"engine":"fjall","workload":"import","variant":"durable/w2","threads":2,"ops_per_sec":10000.0,"rows_per_ms":10.0,"p50_us":160.0,"p99_us":300.0,"latency_unit":"write call"}
-{"engine":"cellar","workload":"import","variant":"buffered/w1","threads":1,"ops_per_sec":718000.0,"rows_per_ms":718.0,"p50_us":318000.0,"p99_us":385000.0,"latency_unit":"write call"}
-{"engine":"fjall","workload":"import","variant":"buffered/w1","threads":1,"ops_per_sec":519000.0,"p50_us":417000.0,"p99_us":687000.0,"latency_unit":"write call"}
+const IMPORT: &str = r#"{"suite":"import","workload":"import","engine":"cellar","variant":"durable/w1","metrics":{"threads":1,"ops_per_sec":8000.0,"rows_per_ms":8.0,"p50_us":124.0,"p99_us":169.0,"latency_unit":"write call"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"import","workload":"import","engine":"fjall","variant":"durable/w1","metrics":{"threads":1,"ops_per_sec":12000.0,"rows_per_ms":12.0,"p50_us":84.0,"p99_us":163.0,"latency_unit":"write call"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"import","workload":"import","engine":"cellar","variant":"durable/w2","metrics":{"threads":2,"ops_per_sec":16000.0,"rows_per_ms":16.0,"p50_us":130.0,"p99_us":200.0,"latency_unit":"write call"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"import","workload":"import","engine":"fjall","variant":"durable/w2","metrics":{"threads":2,"ops_per_sec":10000.0,"rows_per_ms":10.0,"p50_us":160.0,"p99_us":300.0,"latency_unit":"write call"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"import","workload":"import","engine":"cellar","variant":"buffered/w1","metrics":{"threads":1,"ops_per_sec":718000.0,"rows_per_ms":718.0,"p50_us":318000.0,"p99_us":385000.0,"latency_unit":"write call"},"command":"","commit":"","date":"","machine":"test machine"}
+{"suite":"import","workload":"import","engine":"fjall","variant":"buffered/w1","metrics":{"threads":1,"ops_per_sec":519000.0,"p50_us":417000.0,"p99_us":687000.0,"latency_unit":"write call"},"command":"","commit":"","date":"","machine":"test machine"}
 "#;
 
-const HYPERTABLE: &str = r#"{"cells":32963208,"engine":"cellar","ops_per_sec":2526335.4,"seconds":13.05,"variant":"load 4 concurrent (a-d)","workload":"hypertable","note":"sum of per-job rates","command":"cellar-bench hypertable --dir d"}
-{"cells":10000,"engine":"cellar","ops_per_sec":475.0,"seconds":21.05,"variant":"row lookups","workload":"hypertable","note":"rows/s","command":["cellar-bench","hypertable","--dir","d"]}
+const HYPERTABLE: &str = r#"{"suite":"hypertable","workload":"hypertable","engine":"cellar","variant":"load 4 concurrent (a-d)","metrics":{"cells":32963208,"ops_per_sec":2526335.4,"seconds":13.05,"note":"sum of per-job rates"},"command":"cellar-bench hypertable --dir d","commit":"","date":"","machine":"test machine"}
+{"suite":"hypertable","workload":"hypertable","engine":"cellar","variant":"row lookups","metrics":{"cells":10000,"ops_per_sec":475.0,"seconds":21.05,"note":"rows/s"},"command":"cellar-bench hypertable --dir d","commit":"","date":"","machine":"test machine"}
 "#;
 
-const DFSIO: &str = r#"{"engine":"cellar","workload":"dfsio","variant":"write","mb_per_sec":120.0,"ops_per_sec":120.0,"average_io_rate_mb_per_sec":121.5,"io_rate_std_dev":3.25,"exec_time_sec":8.5,"seconds":8.5,"aggregate_mb_per_sec":960.0,"fio_mb_per_sec":1200.0,"p50_us":900.0,"p99_us":4000.0,"latency_unit":"write call of 8388608 B","command":"cellar-bench dfsio --files 8 --size 1GB"}
-{"engine":"posix","workload":"dfsio","variant":"write","mb_per_sec":126.0,"ops_per_sec":126.0,"average_io_rate_mb_per_sec":127.0,"io_rate_std_dev":2.0,"seconds":8.1,"aggregate_mb_per_sec":1000.0,"p50_us":880.0,"p99_us":3900.0,"latency_unit":"write call of 8388608 B","command":"cellar-bench dfsio --files 8 --size 1GB"}
-{"engine":"cellar","workload":"dfsio","variant":"read","mb_per_sec":200.0,"ops_per_sec":200.0,"average_io_rate_mb_per_sec":201.0,"io_rate_std_dev":1.0,"seconds":5.0,"aggregate_mb_per_sec":1600.0,"p50_us":500.0,"p99_us":900.0,"latency_unit":"read call of 8388608 B","command":"cellar-bench dfsio --files 8 --size 1GB"}
+const DFSIO: &str = r#"{"suite":"dfsio","workload":"dfsio","engine":"cellar","variant":"write","metrics":{"mb_per_sec":120.0,"ops_per_sec":120.0,"average_io_rate_mb_per_sec":121.5,"io_rate_std_dev":3.25,"exec_time_sec":8.5,"seconds":8.5,"aggregate_mb_per_sec":960.0,"fio_mb_per_sec":1200.0,"p50_us":900.0,"p99_us":4000.0,"latency_unit":"write call of 8388608 B"},"command":"cellar-bench dfsio --files 8 --size 1GB","commit":"","date":"","machine":"test machine"}
+{"suite":"dfsio","workload":"dfsio","engine":"posix","variant":"write","metrics":{"mb_per_sec":126.0,"ops_per_sec":126.0,"average_io_rate_mb_per_sec":127.0,"io_rate_std_dev":2.0,"seconds":8.1,"aggregate_mb_per_sec":1000.0,"p50_us":880.0,"p99_us":3900.0,"latency_unit":"write call of 8388608 B"},"command":"cellar-bench dfsio --files 8 --size 1GB","commit":"","date":"","machine":"test machine"}
+{"suite":"dfsio","workload":"dfsio","engine":"cellar","variant":"read","metrics":{"mb_per_sec":200.0,"ops_per_sec":200.0,"average_io_rate_mb_per_sec":201.0,"io_rate_std_dev":1.0,"seconds":5.0,"aggregate_mb_per_sec":1600.0,"p50_us":500.0,"p99_us":900.0,"latency_unit":"read call of 8388608 B"},"command":"cellar-bench dfsio --files 8 --size 1GB","commit":"","date":"","machine":"test machine"}
 "#;
 
-/// An unknown workload with fields missing, a cut-off line (2), a non-object (3), a line
-/// without an engine (5) and a blank line (4).
-const ODD: &str = "{\"engine\":\"cellar\",\"workload\":\"mystery\",\"variant\":\"v\"}\n\
-{\"engine\":\"cellar\",\"workload\":\"myst\n\
-[1,2,3]\n\
-\n\
-{\"workload\":\"mystery\",\"ops_per_sec\":5}\n\
-{\"engine\":\"other\",\"workload\":\"mystery\",\"variant\":\"v\",\"ops_per_sec\":\"fast\",\"p99_us\":3}\n";
+/// An unknown suite with its metrics missing, a cut-off line (2), a non-object (3), a
+/// line without an engine (5), a blank line (4) and metrics of the wrong type (6).
+const ODD: &str = r#"{"suite":"mystery","workload":"mystery","engine":"cellar","variant":"v","metrics":{},"command":"","commit":"","date":"","machine":""}
+{"suite":"mystery","workload":"myst
+[1,2,3]
+
+{"suite":"mystery","workload":"mystery","variant":"","metrics":{"ops_per_sec":5},"command":"","commit":"","date":"","machine":""}
+{"suite":"mystery","workload":"mystery","engine":"other","variant":"v","metrics":{"ops_per_sec":"fast","p99_us":3},"command":"","commit":"","date":"","machine":""}
+"#;
 
 /// Writes the fixtures into DIR/in and returns their paths.
 fn fixtures(dir: &Path) -> Vec<PathBuf> {
@@ -283,7 +284,7 @@ fn report_skips_a_malformed_line_naming_file_and_line() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("../in/odd.jsonl:5: skipped: no \"engine\" field"),
+        stderr.contains("../in/odd.jsonl:5: skipped: not a result record: missing field `engine`"),
         "{stderr}"
     );
     assert!(

@@ -6,6 +6,8 @@
 //! -p cellar-cli`) and a Python with happybase (target/py-venv, which scripts/test.sh sets
 //! up). Without them the test prints SKIP and passes, unless $CI is set.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -76,7 +78,7 @@ fn server_quick_cellar_measures_every_variant_and_the_targets() {
     let lines: Vec<Value> = std::fs::read_to_string(&json)
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .map(|l| common::record(l, "server"))
         .collect();
     let of = |workload: &str| -> Vec<&Value> {
         lines.iter().filter(|l| l["workload"] == workload).collect()
@@ -85,9 +87,9 @@ fn server_quick_cellar_measures_every_variant_and_the_targets() {
     // are lines of their own, with why.
     let (skipped, measured): (Vec<&Value>, Vec<&Value>) = of("server")
         .into_iter()
-        .partition(|l| l.get("skipped").is_some());
+        .partition(|l| l["metrics"].get("skipped").is_some());
     for s in &skipped {
-        assert!(!s["skipped"].as_str().unwrap().is_empty(), "{s}");
+        assert!(!s["metrics"]["skipped"].as_str().unwrap().is_empty(), "{s}");
     }
     // grpc-python/wN appear once clients/python is installed in the venv.
     let variants: Vec<&str> = measured
@@ -113,22 +115,26 @@ fn server_quick_cellar_measures_every_variant_and_the_targets() {
     );
     for r in &measured {
         assert_eq!(r["engine"], "cellar");
-        for f in ["command", "commit", "date", "machine", "client", "server"] {
+        for f in ["command", "commit", "date", "machine"] {
             let v = r[f].as_str().unwrap_or_default();
+            assert!(!v.is_empty(), "{f} missing: {r}");
+        }
+        for f in ["client", "server"] {
+            let v = r["metrics"][f].as_str().unwrap_or_default();
             assert!(!v.is_empty(), "{f} missing: {r}");
         }
         assert!(r["command"]
             .as_str()
             .unwrap()
             .starts_with("cellar-bench server --quick --engines cellar"));
-        assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["metrics"]["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
         let variant = r["variant"].as_str().unwrap();
         if variant.starts_with("get-") {
             // Every requested row exists: the gets read what the imports wrote.
-            assert_eq!(r["found"], r["ops"], "{r}");
-            assert!(r["target_rps"].as_f64().unwrap() >= 1000.0);
+            assert_eq!(r["metrics"]["found"], r["metrics"]["ops"], "{r}");
+            assert!(r["metrics"]["target_rps"].as_f64().unwrap() >= 1000.0);
         } else {
-            assert_eq!(r["ops"], 20_000, "{r}");
+            assert_eq!(r["metrics"]["ops"], 20_000, "{r}");
         }
     }
     // The Rust-client ratio is computed (both sides ran); the HBase ones say what is missing.
@@ -141,12 +147,15 @@ fn server_quick_cellar_measures_every_variant_and_the_targets() {
             .unwrap_or_else(|| panic!("no target {name}"))
     };
     let ratio = by("rust client ÷ embedded import, w1");
-    assert!(ratio["value"].as_f64().unwrap() > 0.0, "{ratio}");
-    assert!(ratio["met"].is_boolean());
+    assert!(ratio["metrics"]["value"].as_f64().unwrap() > 0.0, "{ratio}");
+    assert!(ratio["metrics"]["met"].is_boolean());
     let thrift = by("happybase→cellar ÷ happybase→hbase thrift, w6");
-    assert!(thrift["value"].is_null() && thrift["met"].is_null());
-    assert!(thrift["inputs"].as_str().unwrap().contains("hbase"));
-    assert!(by("get-grpc p99 at 10000 gets per s")["value"]
+    assert!(thrift["metrics"]["value"].is_null() && thrift["metrics"]["met"].is_null());
+    assert!(thrift["metrics"]["inputs"]
+        .as_str()
+        .unwrap()
+        .contains("hbase"));
+    assert!(by("get-grpc p99 at 10000 gets per s")["metrics"]["value"]
         .as_f64()
         .is_some());
     assert!(stdout.contains("| target | measured | goal | met | from |"));

@@ -3,6 +3,8 @@
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -11,10 +13,8 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_cellar-bench");
 
 /// Fields every suite record carries (docs/benchmarks.md).
+/// The metrics every ycsb record carries.
 const REQUIRED: &[&str] = &[
-    "engine",
-    "workload",
-    "variant",
     "threads",
     "records",
     "ops",
@@ -48,22 +48,22 @@ fn ycsb(dir: &Path, args: &[&str]) -> (Output, Vec<Value>) {
     let records = std::fs::read_to_string(&json)
         .expect("json output")
         .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .map(|l| common::record(l, "ycsb"))
         .collect();
     (out, records)
 }
 
 fn check_shape(r: &Value) {
     for f in REQUIRED {
-        assert!(r.get(*f).is_some(), "lacks {f}: {r}");
+        assert!(r["metrics"].get(*f).is_some(), "lacks {f}: {r}");
     }
-    assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["metrics"]["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
     assert!(
-        r["p99_us"].as_f64().unwrap() >= r["p50_us"].as_f64().unwrap(),
+        r["metrics"]["p99_us"].as_f64().unwrap() >= r["metrics"]["p50_us"].as_f64().unwrap(),
         "{r}"
     );
     // Every read found its record.
-    assert_eq!(r["found"], r["reads"], "{r}");
+    assert_eq!(r["metrics"]["found"], r["metrics"]["reads"], "{r}");
 }
 
 #[test]
@@ -90,14 +90,14 @@ fn ycsb_quick_cellar_runs_load_and_every_core_workload() {
     for r in &records {
         check_shape(r);
         assert_eq!(r["engine"], "cellar");
-        assert_eq!(r["ops"], 5000, "{r}");
-        assert_eq!(r["value_bytes"], 1140);
-        assert_eq!(r["key_bytes"], 23);
+        assert_eq!(r["metrics"]["ops"], 5000, "{r}");
+        assert_eq!(r["metrics"]["value_bytes"], 1140);
+        assert_eq!(r["metrics"]["key_bytes"], 23);
     }
     let by = |l: &str| &records[labels.iter().position(|x| x == l).unwrap()];
     // Operation types as the core workloads define them.
     let ops = |l: &str| -> Vec<String> {
-        by(l)["op_latency"]
+        by(l)["metrics"]["op_latency"]
             .as_object()
             .unwrap()
             .keys()
@@ -110,18 +110,18 @@ fn ycsb_quick_cellar_runs_load_and_every_core_workload() {
     assert_eq!(ops("ycsb_d/t1"), ["insert", "read"]);
     assert_eq!(ops("ycsb_e/t1"), ["insert", "scan"]);
     assert_eq!(ops("ycsb_f/t1"), ["read", "read_modify_write"]);
-    let a = &by("ycsb_a/t1")["op_latency"];
+    let a = &by("ycsb_a/t1")["metrics"]["op_latency"];
     let (reads, updates) = (
         a["read"]["ops"].as_u64().unwrap(),
         a["update"]["ops"].as_u64().unwrap(),
     );
     assert_eq!(reads + updates, 5000);
     assert!((2200..2800).contains(&reads), "{reads}");
-    assert_eq!(by("ycsb_load/t4")["threads"], 4);
-    assert!(by("ycsb_load/t1")["settle_seconds"].is_f64());
+    assert_eq!(by("ycsb_load/t4")["metrics"]["threads"], 4);
+    assert!(by("ycsb_load/t1")["metrics"]["settle_seconds"].is_f64());
     // D and E insert: the records grow from one workload to the next.
-    assert_eq!(by("ycsb_d/t1")["records"], 5000);
-    let after_d = by("ycsb_e/t1")["records"].as_u64().unwrap();
+    assert_eq!(by("ycsb_d/t1")["metrics"]["records"], 5000);
+    let after_d = by("ycsb_e/t1")["metrics"]["records"].as_u64().unwrap();
     assert!(after_d > 5000 && after_d < 5600, "{after_d}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.starts_with("| workload | variant | engine | ops/s | p50 µs | p99 µs |"));
@@ -248,13 +248,13 @@ fn ycsb_quick_with_hbase_when_built() {
         check_shape(h);
         assert_eq!(h["workload"], c["workload"]);
         assert_eq!(h["variant"], c["variant"]);
-        assert_eq!(h["ops"], 5000, "{h}");
-        assert_eq!(h["key_bytes"], 23);
-        assert_eq!(h["value_bytes"], 1140);
-        assert_eq!(h["sync"], false);
+        assert_eq!(h["metrics"]["ops"], 5000, "{h}");
+        assert_eq!(h["metrics"]["key_bytes"], 23);
+        assert_eq!(h["metrics"]["value_bytes"], 1140);
+        assert_eq!(h["metrics"]["sync"], false);
         if h["variant"] == "t1" {
             let counts = |r: &Value| -> Vec<(String, u64)> {
-                r["op_latency"]
+                r["metrics"]["op_latency"]
                     .as_object()
                     .unwrap()
                     .iter()
@@ -262,8 +262,16 @@ fn ycsb_quick_with_hbase_when_built() {
                     .collect()
             };
             assert_eq!(counts(h), counts(c), "{}", h["workload"]);
-            assert_eq!(h["records"], c["records"], "{}", h["workload"]);
-            assert_eq!(h["reads"], c["reads"], "{}", h["workload"]);
+            assert_eq!(
+                h["metrics"]["records"], c["metrics"]["records"],
+                "{}",
+                h["workload"]
+            );
+            assert_eq!(
+                h["metrics"]["reads"], c["metrics"]["reads"],
+                "{}",
+                h["workload"]
+            );
         }
     }
     let stdout = String::from_utf8_lossy(&out.stdout);

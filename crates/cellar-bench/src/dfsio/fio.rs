@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::stats::MEGA;
 use crate::error::{BenchError, Result};
-use crate::results::machine;
+use crate::report::machine;
 
 /// fio's figures for one pattern.
 #[derive(Debug, Clone, PartialEq)]

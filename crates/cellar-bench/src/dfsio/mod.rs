@@ -203,7 +203,7 @@ pub fn run(a: &DfsioArgs) -> Result<()> {
         }
     }
     if let Some(p) = &a.json {
-        record::write_json_lines(p, &records)?;
+        crate::record::write_json_lines(p, "dfsio", &records)?;
     }
     Ok(())
 }

@@ -1,14 +1,12 @@
 //! The JSON line of one dfsio test (write or read) on one file layer. Field meanings:
 //! docs/benchmarks.md, "dfsio".
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use super::fio::Ceiling;
 use super::io::TaskOut;
 use super::stats::{Summary, Task};
-use crate::error::{BenchError, Result};
+
 use crate::measure::Latency;
 
 /// The run's shape, as every record repeats it.
@@ -70,7 +68,6 @@ pub struct DfsioRecord {
     pub cache_mode: String,
     pub tasks: Vec<TaskRecord>,
     pub notes: Vec<String>,
-    pub command: String,
 }
 
 impl DfsioRecord {
@@ -141,7 +138,6 @@ impl DfsioRecord {
             cache_mode: String::new(),
             tasks,
             notes,
-            command: crate::command_line(),
         }
     }
 
@@ -157,14 +153,4 @@ impl DfsioRecord {
         self.fio_ratio =
             Some(self.aggregate_mb_per_sec / c.aggregate_mb_per_sec.max(f64::MIN_POSITIVE));
     }
-}
-
-pub fn write_json_lines(path: &Path, records: &[DfsioRecord]) -> Result<()> {
-    let mut out = Vec::new();
-    for r in records {
-        serde_json::to_writer(&mut out, r)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
-    }
-    std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
 }

@@ -4,7 +4,6 @@
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -14,7 +13,6 @@ use super::data::{self, Stream};
 use super::line::{size_note, Line};
 use super::openloop::{self, Criterion, Plan, RateSearch, Step};
 use super::{Spec, WORKLOAD};
-use crate::child::RESULT_PREFIX;
 use crate::engine::{self, Direction, Engine, OpenConfig, Seek};
 use crate::engines;
 use crate::error::{BenchError, Result};
@@ -44,13 +42,7 @@ fn open(spec: &Spec, dir: &Path) -> Result<Box<dyn Engine>> {
 }
 
 fn emit(line: &Line) -> Result<()> {
-    eprintln!("{}", line.progress());
-    let text = serde_json::to_string(line)
-        .map_err(|e| BenchError::io("stdout", std::io::Error::other(e)))?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{RESULT_PREFIX}{text}")
-        .and_then(|_| out.flush())
-        .map_err(|e| BenchError::io("stdout", e))
+    crate::child::emit_measurement(WORKLOAD, &line.progress(), line)
 }
 
 /// Closes `engine` after `f`, whatever `f` returned.

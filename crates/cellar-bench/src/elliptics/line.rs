@@ -1,15 +1,14 @@
-//! The result line of `cellar-bench elliptics` ([`Line`]: one JSON object per engine ×
-//! variant, what every engine's child prints and what `--json` writes) and the Markdown
-//! table on stdout.
+//! The measurement of `cellar-bench elliptics` ([`Line`]: one per engine × variant, what
+//! every engine's child sends and the metrics of the records `--json` writes) and the
+//! Markdown table on stdout.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::openloop::{Outcome, Step};
 use super::{Spec, WORKLOAD};
-use crate::error::{BenchError, Result};
+
 use crate::measure::Latency;
 
 /// One measurement of one engine.
@@ -21,10 +20,6 @@ pub struct Line {
     /// "range seek+100".
     pub variant: String,
     pub records: u64,
-    /// The parent invocation's command line (`crate::command_line`); set by the parent for
-    /// every line, the Java peer's included.
-    #[serde(default)]
-    pub command: String,
     #[serde(default)]
     pub key_bytes: u64,
     #[serde(default)]
@@ -107,7 +102,6 @@ impl Line {
             workload: WORKLOAD.to_string(),
             variant: variant.into(),
             records: spec.records,
-            command: String::new(),
             key_bytes: super::data::KEY_BYTES as u64,
             value_bytes: spec.value_size as u64,
             ops: 0,
@@ -216,16 +210,6 @@ pub fn size_note(db: Option<u64>, raw: Option<u64>, resident: Option<u64>) -> St
         parts.push(format!("index+filter resident {}", bytes(r)));
     }
     parts.join("; ")
-}
-
-pub fn write_json_lines(path: &Path, lines: &[Line]) -> Result<()> {
-    let mut out = Vec::new();
-    for l in lines {
-        serde_json::to_writer(&mut out, l)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
-    }
-    std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
 }
 
 /// Milliseconds with three decimals: range reads take microseconds, cold gets milliseconds.

@@ -317,19 +317,11 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
         let started = Instant::now();
         eprintln!("[{}] starting", r.name());
         let (mut got, result) = match r {
-            Runner::Rust(engine) => match serde_json::to_string(&spec.for_engine(engine)) {
-                Ok(json) => crate::child::run_child::<Line>(WORKLOAD, engine, &json),
-                Err(e) => (
-                    Vec::new(),
-                    Err(crate::child::child_err(engine, format!("spec: {e}"))),
-                ),
-            },
+            Runner::Rust(engine) => {
+                crate::child::run_child::<Line>(WORKLOAD, engine, &spec.for_engine(engine))
+            }
             Runner::HBase => hbase::run(&spec, &java_dir, a.java_heap_mb),
         };
-        let command = crate::command_line();
-        for l in &mut got {
-            l.command.clone_from(&command);
-        }
         lines.append(&mut got);
         eprintln!(
             "[{}] done in {:.1} s",
@@ -342,7 +334,7 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
         }
     }
     if let Some(path) = &a.json {
-        line::write_json_lines(path, &lines)?;
+        crate::record::write_json_lines(path, "elliptics", &lines)?;
     }
     let order: Vec<String> = runners.iter().map(|r| r.name().to_string()).collect();
     let mut table = line::markdown(&lines, &order, &spec, &cache_note);
@@ -365,12 +357,14 @@ mod tests {
     use clap::Parser;
 
     fn args(extra: &[&str]) -> EllipticsArgs {
-        let mut argv = vec!["cellar-bench", "elliptics"];
-        argv.extend_from_slice(extra);
-        match crate::Cli::parse_from(argv).command {
-            crate::Command::Elliptics(a) => a,
-            _ => unreachable!(),
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            elliptics: EllipticsArgs,
         }
+        let mut argv = vec!["elliptics"];
+        argv.extend_from_slice(extra);
+        Cli::parse_from(argv).elliptics
     }
 
     #[test]

@@ -311,7 +311,6 @@ pub fn run(
             ops_per_sec: m.rate(),
             note: m.note,
             db_bytes: disk,
-            command: crate::command_line(),
         })
         .collect())
 }

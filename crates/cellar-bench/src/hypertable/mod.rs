@@ -11,13 +11,12 @@
 mod cellar;
 mod peer;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{BenchError, Result};
+use crate::error::Result;
 use crate::gen_aol::{self, AolArgs};
 
 pub const FAMILIES: [&str; 3] = ["Query", "ItemRank", "ClickURL"];
@@ -78,8 +77,6 @@ pub struct HtRecord {
     pub note: String,
     /// The database after the loads (and, for peers, the settle).
     pub db_bytes: u64,
-    #[serde(default)]
-    pub command: String,
 }
 
 pub fn run(args: &HypertableArgs) -> Result<()> {
@@ -128,7 +125,7 @@ pub fn run(args: &HypertableArgs) -> Result<()> {
     }
     print_table(&records, &skipped);
     if let Some(path) = &args.json {
-        append_json_lines(path, &records)?;
+        crate::record::append_json_lines(path, "hypertable", &records)?;
     }
     failure.map_or(Ok(()), Err)
 }
@@ -147,9 +144,7 @@ fn run_peer(
         lines,
         keep_db: args.keep_db,
     };
-    let json = serde_json::to_string(&cfg)
-        .map_err(|e| BenchError::Invalid(format!("config could not be encoded: {e}")))?;
-    let (mut got, r) = crate::child::run_child::<HtRecord>("hypertable", engine, &json);
+    let (mut got, r) = crate::child::run_child::<HtRecord>("hypertable", engine, &cfg);
     records.append(&mut got);
     r
 }
@@ -199,18 +194,4 @@ fn print_table(records: &[HtRecord], skipped: &[String]) {
     for why in skipped {
         println!("\nskipped {why}");
     }
-}
-
-fn append_json_lines(path: &std::path::Path, records: &[HtRecord]) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| BenchError::io(path, e))?;
-    for r in records {
-        let line =
-            serde_json::to_string(r).map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        writeln!(f, "{line}").map_err(|e| BenchError::io(path, e))?;
-    }
-    Ok(())
 }

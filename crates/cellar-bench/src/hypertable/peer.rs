@@ -1,6 +1,6 @@
 //! A key-value peer's side of `cellar-bench hypertable` (lmdb, fjall, sqlite, rocksdb), run
 //! as `cellar-bench hypertable --child '<PeerConfig as JSON>'`, one process per engine
-//! (the protocol of child.rs: one [`HtRecord`] per stdout line after `RESULT_PREFIX`).
+//! (the protocol of [`crate::child`]: one record of an [`HtRecord`] per measurement).
 //!
 //! The same pieces are parsed into the same cells as Cellar's loader makes: one cell per
 //! non-empty Query, ItemRank or ClickURL of a line, row key AnonID, every line its own
@@ -70,7 +70,11 @@ pub fn child_main(json: &str) -> Result<()> {
     let records = r?;
     closed?;
     for r in &records {
-        crate::child::emit_line(r)?;
+        let progress = format!(
+            "[{}] {}: {} cells in {:.3} s = {:.0}/s",
+            r.engine, r.variant, r.cells, r.seconds, r.ops_per_sec
+        );
+        crate::child::emit_measurement("hypertable", &progress, r)?;
     }
     if !cfg.keep_db {
         procfs::remove_dir(&cfg.db_dir)?;
@@ -93,7 +97,6 @@ fn measure(cfg: &PeerConfig, engine: &dyn Engine) -> Result<Vec<HtRecord>> {
         },
         note,
         db_bytes: 0,
-        command: crate::command_line(),
     };
     let mut out = Vec::new();
     eprintln!(

@@ -2,12 +2,11 @@
 //! NAME ...`): the same steps as the Java peers, through the [`Engine`] trait, each result
 //! printed as one [`PeerLine`] on stdout as soon as it is measured.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::{PeerLine, Spec, WORKLOAD};
-use crate::config::auto_cache_bytes;
+use crate::engine::auto_cache_bytes;
 use crate::engine::{self, Engine, EngineStats, OpenConfig};
 use crate::engines;
 use crate::error::{BenchError, Result};
@@ -36,13 +35,7 @@ fn open(name: &str, dir: &Path, spec: &Spec) -> Result<Box<dyn Engine>> {
 }
 
 fn emit(line: &PeerLine) -> Result<()> {
-    let text = serde_json::to_string(line)
-        .map_err(|e| BenchError::io("stdout", std::io::Error::other(e)))?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}")
-        .and_then(|_| out.flush())
-        .map_err(|e| BenchError::io("stdout", e))?;
-    eprintln!(
+    let progress = format!(
         "[{}] {}: {} ops in {:.3} s = {:.0} ops/s, p50 {:.2} µs, p99 {:.2} µs per {}",
         line.engine,
         line.variant,
@@ -53,7 +46,7 @@ fn emit(line: &PeerLine) -> Result<()> {
         line.p99_us,
         line.latency_unit
     );
-    Ok(())
+    crate::child::emit_measurement(WORKLOAD, &progress, line)
 }
 
 /// Runs every step on engine `name`, printing each result line.

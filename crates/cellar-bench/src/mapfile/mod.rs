@@ -8,23 +8,24 @@
 //! into a fresh store. Rust engines run as `cellar-bench mapfile --child NAME ...`; the Java
 //! peers (java.rs) as `java ... <Main> --records N --lookup-fraction F --iterations K
 //! --buckets 1,B1,B2 --durable-inserts M --dir D --seed S --key-size K --value-size V
-//! [--drop-caches] [--keep-data]`. Both print one JSON object per measurement per line on stdout
-//! ([`PeerLine`]); anything else a child prints goes to stderr.
+//! [--drop-caches] [--keep-data]`. A Rust engine's child sends each measurement as a record
+//! ([`crate::child`]), a Java peer prints it as a bare JSON line; both are a [`PeerLine`] to
+//! the parent, and anything else a child prints goes to stderr.
 //!
 //! Layout: this file (the command line, the resolved [`Spec`], the parent that runs every
-//! engine's child), `report.rs` (the protocol line [`PeerLine`], JSON lines and the table),
+//! engine's child), `report.rs` (the measurement [`PeerLine`] and the table),
 //! `child.rs` (a Rust engine's side of the protocol).
 
 mod child;
 mod report;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use clap::Args;
 
+use crate::child::{child_err, collect_peer_lines, collect_records};
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::java::{self, JavaPeer};
@@ -322,7 +323,7 @@ pub fn run(a: &MapfileArgs) -> Result<()> {
         }
     }
     if let Some(path) = &a.json {
-        report::write_json_lines(path, &lines)?;
+        crate::record::write_json_lines(path, "mapfile", &lines)?;
     }
     let order: Vec<String> = runners.iter().map(|r| r.name().to_string()).collect();
     let table = report::markdown(&lines, &order, &spec, &cache_note, &skipped);
@@ -336,14 +337,8 @@ pub fn run(a: &MapfileArgs) -> Result<()> {
     }
 }
 
-fn child_err(engine: &str, what: impl Into<String>) -> BenchError {
-    BenchError::Child {
-        engine: engine.to_string(),
-        what: what.into(),
-    }
-}
-
-/// Runs one engine's child and collects its result lines into `lines`.
+/// Runs one engine's child (this binary for a Rust engine, a JVM for a Java peer) and
+/// collects its result lines into `lines`.
 fn run_child(
     r: &Runner,
     spec: &Spec,
@@ -352,53 +347,31 @@ fn run_child(
     lines: &mut Vec<PeerLine>,
 ) -> Result<()> {
     let name = r.name();
-    let mut cmd = match r {
+    let (mut got, result) = match r {
         Runner::Rust(engine) => {
             let exe =
                 std::env::current_exe().map_err(|e| BenchError::io("current executable", e))?;
-            let mut c = Command::new(exe);
-            c.args(["mapfile", "--child", engine]);
-            c
+            let mut cmd = Command::new(exe);
+            cmd.args([WORKLOAD, "--child", engine]);
+            crate::command::pass_to_child(&mut cmd).args(spec.child_args());
+            collect_records(&mut cmd, WORKLOAD, name)
         }
-        Runner::Java(peer) => peer
-            .command(java_dir, a.java_heap_mb)
-            .map_err(|why| child_err(name, why))?,
+        Runner::Java(peer) => {
+            let mut cmd = peer
+                .command(java_dir, a.java_heap_mb)
+                .map_err(|why| child_err(name, why))?;
+            crate::command::pass_to_child(&mut cmd).args(spec.child_args());
+            collect_peer_lines(&mut cmd, name, |p: &PeerLine| {
+                if p.engine == name {
+                    Ok(())
+                } else {
+                    Err(format!("sent a line for engine {:?}", p.engine))
+                }
+            })
+        }
     };
-    crate::command::pass_to_child(&mut cmd);
-    cmd.args(spec.child_args())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = cmd.spawn().map_err(|e| BenchError::io(name, e))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| child_err(name, "has no stdout pipe"))?;
-    let mut protocol_error = None;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| BenchError::io("child stdout", e))?;
-        if !line.starts_with('{') {
-            eprintln!("[{name} stdout] {line}");
-            continue;
-        }
-        match serde_json::from_str::<PeerLine>(&line) {
-            Ok(p) if p.engine == name => lines.push(p),
-            Ok(p) => {
-                protocol_error.get_or_insert(format!("sent a line for engine {:?}", p.engine));
-            }
-            Err(e) => {
-                protocol_error.get_or_insert(format!("sent a malformed result ({e}): {line}"));
-            }
-        }
-    }
-    let status = child.wait().map_err(|e| BenchError::io(name, e))?;
-    if !status.success() {
-        return Err(child_err(name, format!("failed ({status})")));
-    }
-    match protocol_error {
-        Some(what) => Err(child_err(name, what)),
-        None => Ok(()),
-    }
+    lines.append(&mut got);
+    result
 }
 
 #[cfg(test)]

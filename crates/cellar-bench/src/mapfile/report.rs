@@ -1,12 +1,10 @@
-//! The protocol line of `cellar-bench mapfile` ([`PeerLine`]: what every engine's child
-//! prints, one JSON object per line, and what `--json` writes), and the Markdown table.
-
-use std::path::Path;
+//! The measurement of `cellar-bench mapfile` ([`PeerLine`]: what every engine's child
+//! sends, and the metrics of the records `--json` writes), and the Markdown table.
 
 use serde::{Deserialize, Serialize};
 
 use super::{Spec, WORKLOAD};
-use crate::error::{BenchError, Result};
+
 use crate::measure::Latency;
 
 /// One measurement of one engine: a line of the protocol, and of `--json`.
@@ -45,10 +43,6 @@ pub struct PeerLine {
     /// Set when the engine cannot run this variant: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
-    /// The parent invocation's command line (`crate::command_line`); the Java peers leave it
-    /// out and the parent fills it in.
-    #[serde(default)]
-    pub command: String,
 }
 
 impl PeerLine {
@@ -70,7 +64,6 @@ impl PeerLine {
             settle_seconds: None,
             notes: Vec::new(),
             skipped: None,
-            command: crate::command_line(),
         }
     }
 
@@ -84,20 +77,6 @@ impl PeerLine {
         self.p50_us = latency.quantile_us(0.50);
         self.p99_us = latency.quantile_us(0.99);
     }
-}
-
-pub fn write_json_lines(path: &Path, lines: &[PeerLine]) -> Result<()> {
-    let mut out = Vec::new();
-    for l in lines {
-        let mut l = l.clone();
-        if l.command.is_empty() {
-            l.command = crate::command_line();
-        }
-        serde_json::to_writer(&mut out, &l)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
-    }
-    std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
 }
 
 /// The comparison table: rows by variant (in run order), engines in run order, each

@@ -43,7 +43,7 @@ use crate::measure::Latency;
 use crate::suite::{OpLatency, SuiteRecord};
 
 use self::python::PyDriver;
-use self::record::{RunStamp, ServerRecord};
+use self::record::ServerRecord;
 
 /// The column every client writes: `d:v`.
 #[cfg_attr(not(feature = "grpc-client"), allow(dead_code))]
@@ -226,7 +226,6 @@ impl Config {
 /// What the run has gathered so far: records, skip notes, the first failure.
 struct Run {
     cfg: Config,
-    stamp: RunStamp,
     /// Mean key and value bytes of the input rows.
     sizes: (usize, usize),
     records: Vec<ServerRecord>,
@@ -242,7 +241,7 @@ impl Run {
         eprintln!("[server] skipped {text}");
         self.skipped.push(text);
         self.skip_records
-            .push(record::SkipRecord::new(engine, variants, why, &self.stamp));
+            .push(record::SkipRecord::new(engine, variants, why));
     }
 
     /// Keeps the first failure and goes on with the next phase.
@@ -293,7 +292,6 @@ impl Run {
             peak_rss_bytes: None,
             settle_seconds: None,
             notes: m.notes,
-            command: String::new(),
         }
     }
 }
@@ -337,7 +335,6 @@ impl Run {
                 "open loop, {} threads; one row per request",
                 g.threads
             )],
-            command: String::new(),
         }
     }
 }
@@ -367,7 +364,6 @@ pub fn run(a: &ServerArgs) -> Result<()> {
     let sizes = mean_sizes(&cfg.input, cfg.records)?;
     let mut run = Run {
         cfg: cfg.clone(),
-        stamp: RunStamp::now(),
         sizes,
         records: Vec::new(),
         skipped: Vec::new(),
@@ -398,7 +394,7 @@ pub fn run(a: &ServerArgs) -> Result<()> {
         let r = phases::hbase(&mut run, a, py.as_ref());
         run.keep("hbase", r);
     }
-    let targets = summary::targets(&run.records, &run.cfg, &run.stamp);
+    let targets = summary::targets(&run.records, &run.cfg);
     if let Some(path) = &a.json {
         record::write_lines(path, &run.records, &run.skip_records, &targets)?;
     }

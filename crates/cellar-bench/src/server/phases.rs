@@ -44,7 +44,7 @@ pub fn cellar(run: &mut Run, a: &ServerArgs, py: Option<&PyDriver>) -> Result<()
         s.variant = s.variant.replace("buffered/", "embedded/");
         s.workload = "server".into();
         let client = "embedded: cellar-bench import, Engine::put_batch per 12 MiB, in-process";
-        let rec = ServerRecord::new(s, client, "none (in-process)", &run.stamp);
+        let rec = ServerRecord::new(s, client, "none (in-process)");
         run.push(rec);
     }
     run.keep("cellar embedded import", r);
@@ -169,7 +169,7 @@ fn happybase_import(
             ],
         },
     );
-    let rec = ServerRecord::new(s, HAPPYBASE, server, &run.stamp);
+    let rec = ServerRecord::new(s, HAPPYBASE, server);
     run.push(rec);
     Ok(())
 }
@@ -215,7 +215,7 @@ fn python_grpc_import(run: &mut Run, py: &PyDriver, grpc: SocketAddr) -> Result<
                 )],
             },
         );
-        let rec = ServerRecord::new(s, "cellar Python gRPC client", CELLAR_SERVER, &run.stamp);
+        let rec = ServerRecord::new(s, "cellar Python gRPC client", CELLAR_SERVER);
         run.push(rec);
     }
     Ok(())
@@ -260,7 +260,7 @@ fn thrift_gets(
                 threads: g.threads,
             },
         );
-        let mut rec = ServerRecord::new(s, HAPPYBASE, server, &run.stamp);
+        let mut rec = ServerRecord::new(s, HAPPYBASE, server);
         rec.target_rps = Some(rate as f64);
         rec.unserved = Some(g.unserved);
         run.push(rec);
@@ -327,7 +327,7 @@ fn rust_client_phases(
                 )],
             },
         );
-        let rec = ServerRecord::new(s, CLIENT, CELLAR_SERVER, &run.stamp);
+        let rec = ServerRecord::new(s, CLIENT, CELLAR_SERVER);
         run.push(rec);
         last_table = Some(table);
     }
@@ -355,12 +355,7 @@ fn rust_client_phases(
                 threads: cfg.get_threads,
             },
         );
-        let mut rec = ServerRecord::new(
-            s,
-            "cellar-client get (Rust, gRPC)",
-            CELLAR_SERVER,
-            &run.stamp,
-        );
+        let mut rec = ServerRecord::new(s, "cellar-client get (Rust, gRPC)", CELLAR_SERVER);
         rec.target_rps = Some(rate as f64);
         rec.unserved = Some(o.unserved);
         run.push(rec);
@@ -477,7 +472,7 @@ fn hbase_native(run: &mut Run, gateway: &mut ServerProcess) -> Result<()> {
         s.variant = s.variant.replace("buffered/", "native/");
         s.workload = "server".into();
         let client = "HBase 2.6.1 BufferedMutator (Java, in the cluster's JVM)";
-        let rec = ServerRecord::new(s, client, "HBase 2.6.1 mini-cluster", &run.stamp);
+        let rec = ServerRecord::new(s, client, "HBase 2.6.1 mini-cluster");
         run.push(rec);
     }
 }

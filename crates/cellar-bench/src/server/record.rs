@@ -1,7 +1,6 @@
-//! `cellar-bench server`'s JSON lines: one [`ServerRecord`] per measurement (a
+//! `cellar-bench server`'s measurements: one [`ServerRecord`] per measurement (a
 //! [`SuiteRecord`] plus which client talked to which server) and one [`TargetRecord`] per
-//! target (docs/benchmarks.md, `server`), each line stamped with the command, commit, date and machine
-//! ([`RunStamp`]).
+//! target (docs/benchmarks.md, `server`); each becomes a [`crate::record::Record`].
 //!
 //! Workload `server`, variants `GROUP/DETAIL`: `thrift/wN` (happybase → each Thrift
 //! gateway, N writer processes), `native/wN` (each system's own client: Cellar's Rust
@@ -11,73 +10,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{BenchError, Result};
+use crate::error::Result;
+use crate::record::{Record, Stamp};
 use crate::suite::SuiteRecord;
-
-/// What every line of one run shares.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunStamp {
-    pub command: String,
-    /// `git rev-parse --short HEAD` of the source tree, `-dirty` with uncommitted changes.
-    pub commit: String,
-    /// UTC, RFC 3339, when the run started.
-    pub date: String,
-    pub machine: String,
-}
-
-impl RunStamp {
-    pub fn now() -> RunStamp {
-        let m = crate::results::machine::Machine::read();
-        let mut machine = vec![m.cpu_model.unwrap_or_else(|| "unknown CPU".into())];
-        if let Some(c) = m.cpus {
-            machine.push(format!("{c} logical CPUs"));
-        }
-        if let Some(b) = m.mem_total_bytes {
-            machine.push(format!("{:.1} GiB RAM", b as f64 / (1u64 << 30) as f64));
-        }
-        machine.extend(m.os);
-        machine.extend(m.kernel.map(|k| format!("Linux {k}")));
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        RunStamp {
-            command: crate::command_line(),
-            commit: source_commit().unwrap_or_else(|| "unknown".into()),
-            date: rfc3339_utc(secs),
-            machine: machine.join(", "),
-        }
-    }
-}
-
-/// The commit of the source tree this binary was built from, if git can tell.
-fn source_commit() -> Option<String> {
-    let tree = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(tree)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let head = git(&["rev-parse", "--short", "HEAD"]).filter(|h| !h.is_empty())?;
-    let dirty =
-        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    Some(if dirty { format!("{head}-dirty") } else { head })
-}
-
-/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn rfc3339_utc(secs: u64) -> String {
-    let text = cellar_text::format_timestamp_short(secs.saturating_mul(1_000_000_000));
-    format!("{}Z", text.replacen(' ', "T", 1))
-}
 
 /// One measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,23 +29,16 @@ pub struct ServerRecord {
     /// Point gets: the asked-for rate, and requests not served in time.
     pub target_rps: Option<f64>,
     pub unserved: Option<u64>,
-    pub commit: String,
-    pub date: String,
-    pub machine: String,
 }
 
 impl ServerRecord {
-    pub fn new(mut suite: SuiteRecord, client: &str, server: &str, stamp: &RunStamp) -> Self {
-        suite.command = stamp.command.clone();
+    pub fn new(suite: SuiteRecord, client: &str, server: &str) -> Self {
         ServerRecord {
             suite,
             client: client.to_string(),
             server: server.to_string(),
             target_rps: None,
             unserved: None,
-            commit: stamp.commit.clone(),
-            date: stamp.date.clone(),
-            machine: stamp.machine.clone(),
         }
     }
 }
@@ -120,23 +51,15 @@ pub struct SkipRecord {
     /// The variants, e.g. "grpc-python/*".
     pub variant: String,
     pub skipped: String,
-    pub command: String,
-    pub commit: String,
-    pub date: String,
-    pub machine: String,
 }
 
 impl SkipRecord {
-    pub fn new(engine: &str, variant: &str, why: String, stamp: &RunStamp) -> SkipRecord {
+    pub fn new(engine: &str, variant: &str, why: String) -> SkipRecord {
         SkipRecord {
             engine: engine.to_string(),
             workload: "server".into(),
             variant: variant.to_string(),
             skipped: why,
-            command: stamp.command.clone(),
-            commit: stamp.commit.clone(),
-            date: stamp.date.clone(),
-            machine: stamp.machine.clone(),
         }
     }
 }
@@ -157,10 +80,6 @@ pub struct TargetRecord {
     pub met: Option<bool>,
     /// The figures the value comes from, or why it is missing.
     pub inputs: String,
-    pub command: String,
-    pub commit: String,
-    pub date: String,
-    pub machine: String,
 }
 
 /// A goal: at least or at most a bound.
@@ -192,7 +111,6 @@ impl TargetRecord {
         value: std::result::Result<(f64, String), String>,
         unit: &str,
         goal: Goal,
-        stamp: &RunStamp,
     ) -> TargetRecord {
         let (value, inputs) = match value {
             Ok((v, inputs)) => (Some(v), inputs),
@@ -207,10 +125,6 @@ impl TargetRecord {
             target: goal.text(),
             met: value.map(|v| goal.met(v)),
             inputs,
-            command: stamp.command.clone(),
-            commit: stamp.commit.clone(),
-            date: stamp.date.clone(),
-            machine: stamp.machine.clone(),
         }
     }
 }
@@ -276,21 +190,18 @@ pub fn write_lines(
     skipped: &[SkipRecord],
     targets: &[TargetRecord],
 ) -> Result<()> {
-    let mut out = Vec::new();
-    let enc = |e: serde_json::Error| BenchError::io(path, std::io::Error::other(e));
+    let stamp = Stamp::now();
+    let mut lines = Vec::new();
     for r in records {
-        serde_json::to_writer(&mut out, r).map_err(enc)?;
-        out.push(b'\n');
+        lines.push(Record::of("server", r, &stamp)?);
     }
     for s in skipped {
-        serde_json::to_writer(&mut out, s).map_err(enc)?;
-        out.push(b'\n');
+        lines.push(Record::of("server", s, &stamp)?);
     }
     for t in targets {
-        serde_json::to_writer(&mut out, t).map_err(enc)?;
-        out.push(b'\n');
+        lines.push(Record::of("server", t, &stamp)?);
     }
-    std::fs::write(path, out).map_err(|e| BenchError::io(path, e))
+    crate::record::write_records(path, &lines)
 }
 
 #[cfg(test)]
@@ -298,39 +209,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dates_are_rfc3339_utc() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-        // 2009-01-09 (the seed's date), 12:34:56.
-        assert_eq!(rfc3339_utc(1_231_504_496), "2009-01-09T12:34:56Z");
-        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339_utc(4_107_542_399), "2100-02-28T23:59:59Z");
-    }
-
-    #[test]
     fn goals_and_missing_sides() {
-        let stamp = RunStamp {
-            command: "c".into(),
-            commit: "abc".into(),
-            date: "d".into(),
-            machine: "m".into(),
-        };
-        let t = TargetRecord::new("x", Ok((3.5, "i".into())), "x", Goal::AtLeast(3.0), &stamp);
+        let t = TargetRecord::new("x", Ok((3.5, "i".into())), "x", Goal::AtLeast(3.0));
         assert_eq!((t.met, t.target.as_str()), (Some(true), ">= 3"));
-        let t = TargetRecord::new(
-            "p99",
-            Ok((1200.0, "i".into())),
-            "µs",
-            Goal::AtMost(1000.0),
-            &stamp,
-        );
+        let t = TargetRecord::new("p99", Ok((1200.0, "i".into())), "µs", Goal::AtMost(1000.0));
         assert_eq!(t.met, Some(false));
-        let t = TargetRecord::new(
-            "y",
-            Err("hbase not run".into()),
-            "x",
-            Goal::AtLeast(10.0),
-            &stamp,
-        );
+        let t = TargetRecord::new("y", Err("hbase not run".into()), "x", Goal::AtLeast(10.0));
         assert_eq!(
             (t.value, t.met, t.inputs.as_str()),
             (None, None, "hbase not run")

@@ -7,13 +7,13 @@
 
 use std::fmt::Write as _;
 
-use super::record::{Figures, Goal, RunStamp, ServerRecord, TargetRecord};
+use super::record::{Figures, Goal, ServerRecord, TargetRecord};
 use super::Config;
 
 /// The rate at which the latency target is set.
 pub const GET_TARGET_RATE: u64 = 10_000;
 
-pub fn targets(records: &[ServerRecord], cfg: &Config, stamp: &RunStamp) -> Vec<TargetRecord> {
+pub fn targets(records: &[ServerRecord], cfg: &Config) -> Vec<TargetRecord> {
     let f = Figures::of(records);
     let mut out = Vec::new();
     for &w in &cfg.writers {
@@ -25,21 +25,18 @@ pub fn targets(records: &[ServerRecord], cfg: &Config, stamp: &RunStamp) -> Vec<
             f.ratio(("cellar", &thrift), ("hbase", &thrift)),
             "x",
             Goal::AtLeast(3.0),
-            stamp,
         ));
         out.push(TargetRecord::new(
             &format!("rust client ÷ embedded import, w{w}"),
             f.ratio(("cellar", &native), ("cellar", &embedded)),
             "x",
             Goal::AtLeast(0.5),
-            stamp,
         ));
         out.push(TargetRecord::new(
             &format!("rust client ÷ hbase native client, w{w}"),
             f.ratio(("cellar", &native), ("hbase", &native)),
             "x",
             Goal::AtLeast(10.0),
-            stamp,
         ));
     }
     let get = format!("get-grpc/r{GET_TARGET_RATE}");
@@ -60,7 +57,6 @@ pub fn targets(records: &[ServerRecord], cfg: &Config, stamp: &RunStamp) -> Vec<
         p99,
         "µs",
         Goal::AtMost(1000.0),
-        stamp,
     ));
     out
 }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use self::gen::InsertCounter;
 use self::workload::{client, ClientOut, Distribution, KeyChooser, Mix, RecordShape, RunShared};
-use crate::config::auto_cache_bytes;
+use crate::engine::auto_cache_bytes;
 use crate::engine::{self, Engine, OpenConfig};
 use crate::error::{BenchError, Result};
 use crate::procfs;
@@ -246,34 +246,22 @@ pub fn run(a: &YcsbArgs) -> Result<()> {
     for why in &skipped {
         eprintln!("[ycsb] skipped {why}");
     }
-    let mut records = Vec::new();
-    let mut failure = None;
+    let mut runs = suite::Runs::default();
     for engine in &cfg.engines {
         let one = YcsbConfig {
             engines: vec![engine.clone()],
             ..cfg.clone()
         };
-        let json = serde_json::to_string(&one)
-            .map_err(|e| invalid(format!("config could not be encoded: {e}")))?;
-        let (mut got, r) = suite::run_child("ycsb", engine, &json);
-        records.append(&mut got);
-        if let Err(e) = r {
-            eprintln!("[{engine}] failed: {e}");
-            failure.get_or_insert(e);
-        }
+        runs.add(engine, suite::run_child("ycsb", engine, &one));
     }
     let mut order = cfg.engines.clone();
     if run_hbase {
-        let (mut got, r) = hbase::run(&cfg, &java_dir, a.java_heap_mb);
-        records.append(&mut got);
-        if let Err(e) = r {
-            eprintln!("[hbase] failed: {e}");
-            failure.get_or_insert(e);
-        }
+        runs.add(hbase::NAME, hbase::run(&cfg, &java_dir, a.java_heap_mb));
         order.push(hbase::NAME.to_string());
     }
+    let suite::Runs { records, failure } = runs;
     if let Some(path) = &a.json {
-        suite::write_json_lines(path, &records)?;
+        crate::record::write_json_lines(path, "ycsb", &records)?;
     }
     print!("{}", suite::markdown(&records, &order, &skipped));
     println!(
@@ -348,10 +336,10 @@ impl<'a> Phases<'a> {
 
     fn run_all(&mut self) -> Result<()> {
         let load = self.load()?;
-        suite::emit(&load)?;
+        suite::emit("ycsb", &load)?;
         for (i, mix) in self.cfg.workloads.iter().enumerate() {
             let r = self.workload(*mix, i as u64)?;
-            suite::emit(&r)?;
+            suite::emit("ycsb", &r)?;
         }
         Ok(())
     }
@@ -483,7 +471,6 @@ impl<'a> Phases<'a> {
             peak_rss_bytes: procfs::peak_rss_bytes(),
             settle_seconds: None,
             notes,
-            command: crate::command_line(),
         })
     }
 }

@@ -1,8 +1,8 @@
 //! `cellar-bench report`: docs/benchmarks/RESULTS.md and its SVG plots, regenerated from
-//! the JSON lines the workload subcommands write (`db`, `mapfile`, `ycsb`, `import`,
-//! `hypertable`; any mix, any number of files).
+//! the result records ([`crate::record::Record`]) the workload subcommands write (any mix,
+//! any number of files); a record's `suite` chooses its table's family and figure.
 //!
-//! Steps: [`load`] reads the lines (a malformed one is reported as FILE:LINE on stderr,
+//! Steps: [`load`] reads the records (a line that is not one is reported as FILE:LINE on stderr,
 //! listed at the end of the report, and skipped; `--strict` makes it an error that writes
 //! nothing), [`model`] groups them into one table per workload × variant group × input file
 //! with the ratio to Cellar, [`machine`] describes the machine and the disk's ceilings,

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::db::workloads::{self, Workload};
+use crate::db::DbArgs;
+use crate::engine::auto_cache_bytes;
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::keygen::KeyGen;
-use crate::workloads::{self, Workload};
-use crate::DbArgs;
 
 pub const DEFAULT_NUM: u64 = 1_000_000;
 pub const QUICK_NUM: u64 = 20_000;
@@ -205,14 +206,6 @@ impl Config {
     }
 }
 
-/// Big enough for every block of the dataset, uncompressed, with room to spare: 1.5 × the
-/// raw key+value bytes plus 8 MiB, rounded up to a MiB.
-pub fn auto_cache_bytes(num: u64, key_size: usize, value_size: usize) -> u64 {
-    let raw = num.saturating_mul((key_size + value_size) as u64);
-    let want = raw.saturating_mul(3) / 2 + 8 * MIB;
-    want.div_ceil(MIB) * MIB
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,12 +213,13 @@ mod tests {
     use clap::Parser;
 
     fn parse(args: &[&str]) -> Result<Config> {
-        let cli = crate::Cli::try_parse_from(["cellar-bench", "db"].iter().chain(args))
-            .expect("clap accepts the flags");
-        let crate::Command::Db(a) = cli.command else {
-            panic!("`db` parses as Command::Db")
-        };
-        Config::resolve(&a)
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            db: DbArgs,
+        }
+        let cli = Cli::try_parse_from(["db"].iter().chain(args)).expect("clap accepts the flags");
+        Config::resolve(&cli.db)
     }
 
     #[test]

@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::config::{Config, IndexFilter, UncachedMode};
+use crate::db::config::{Config, IndexFilter, UncachedMode};
+use crate::db::table::Record;
+use crate::db::workloads::{self as wl, Workload};
 use crate::engine::{self, Direction, Engine, OpenConfig};
 use crate::error::{BenchError, Result};
 use crate::measure::{Deltas, Probe, Timed};
 use crate::procfs;
-use crate::report::Record;
-use crate::workloads::{self as wl, Workload};
 
 /// How long a settle may wait for flushes and compactions.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -352,7 +352,6 @@ impl<'a> Runner<'a> {
             wal_syncs: d.wal_syncs,
             settle_seconds: None,
             notes: std::mem::take(&mut self.notes),
-            command: crate::command_line(),
         };
         Ok(r)
     }

@@ -325,34 +325,22 @@ pub fn run(a: &ImportArgs) -> Result<()> {
         cfg.records,
         t0.elapsed().as_secs_f64()
     );
-    let mut records = Vec::new();
-    let mut failure = None;
+    let mut runs = suite::Runs::default();
     for engine in &cfg.engines {
         let one = ImportConfig {
             engines: vec![engine.clone()],
             ..cfg.clone()
         };
-        let json = serde_json::to_string(&one)
-            .map_err(|e| invalid(format!("config could not be encoded: {e}")))?;
-        let (mut got, r) = suite::run_child("import", engine, &json);
-        records.append(&mut got);
-        if let Err(e) = r {
-            eprintln!("[{engine}] failed: {e}");
-            failure.get_or_insert(e);
-        }
+        runs.add(engine, suite::run_child("import", engine, &one));
     }
     let mut order = cfg.engines.clone();
     if run_hbase {
-        let (mut got, r) = hbase::run(&cfg, &java_dir, a.java_heap_mb);
-        records.append(&mut got);
-        if let Err(e) = r {
-            eprintln!("[hbase] failed: {e}");
-            failure.get_or_insert(e);
-        }
+        runs.add(hbase::NAME, hbase::run(&cfg, &java_dir, a.java_heap_mb));
         order.push(hbase::NAME.to_string());
     }
+    let suite::Runs { records, failure } = runs;
     if let Some(path) = &a.json {
-        suite::write_json_lines(path, &records)?;
+        crate::record::write_json_lines(path, "import", &records)?;
     }
     print!("{}", suite::markdown(&records, &order, &skipped));
     println!(
@@ -388,13 +376,7 @@ pub(crate) fn embedded_buffered(
         keep_db: false,
         buffered_only: true,
     };
-    match serde_json::to_string(&cfg) {
-        Ok(json) => suite::run_child("import", "cellar", &json),
-        Err(e) => (
-            Vec::new(),
-            Err(invalid(format!("config could not be encoded: {e}"))),
-        ),
-    }
+    suite::run_child("import", "cellar", &cfg)
 }
 
 fn child_main(cfg: &ImportConfig) -> Result<()> {
@@ -423,7 +405,7 @@ fn child_main(cfg: &ImportConfig) -> Result<()> {
             )?;
             let r = variant(cfg, engine.as_ref(), &dir, durable, writers);
             let closed = engine.close();
-            suite::emit(&r?)?;
+            suite::emit("import", &r?)?;
             closed?;
         }
     }
@@ -546,7 +528,6 @@ fn variant(
         peak_rss_bytes: procfs::peak_rss_bytes(),
         settle_seconds: Some(settle_seconds),
         notes,
-        command: crate::command_line(),
     })
 }
 

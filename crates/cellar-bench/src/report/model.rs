@@ -71,16 +71,17 @@ pub const ALL_FAMILIES: [Family; 9] = [
 ];
 
 impl Family {
-    pub fn of(workload: &str) -> Family {
-        match workload {
+    /// The family of a record's `suite` (the subcommand that measured it).
+    pub fn of(suite: &str) -> Family {
+        match suite {
+            "db" => Family::Db,
             "mapfile" => Family::Mapfile,
             "elliptics" => Family::Elliptics,
+            "ycsb" => Family::Ycsb,
             "import" => Family::Import,
-            "server" | SERVER_TARGETS => Family::Server,
+            "server" => Family::Server,
             "dfsio" => Family::Dfsio,
             "hypertable" => Family::Hypertable,
-            w if DB_WORKLOADS.contains(&w) => Family::Db,
-            w if YCSB_WORKLOADS.contains(&w) => Family::Ycsb,
             _ => Family::Other,
         }
     }
@@ -327,7 +328,7 @@ type TableKey = (Family, usize, String, usize, String, usize, Option<String>);
 pub fn build_tables(records: &[Record], file_names: &[String]) -> Vec<Table> {
     let mut groups: BTreeMap<TableKey, Vec<&Record>> = BTreeMap::new();
     for r in records {
-        let family = Family::of(&r.workload);
+        let family = Family::of(&r.suite);
         let group = family.variant_group(&r.variant);
         let key = (
             family,
@@ -534,6 +535,7 @@ mod tests {
 
     fn rec(engine: &str, variant: &str, ops: f64) -> Record {
         Record {
+            suite: "mapfile".into(),
             engine: engine.into(),
             workload: "mapfile".into(),
             variant: variant.into(),
@@ -595,8 +597,8 @@ mod tests {
         assert_eq!(Family::Mapfile.variant_group("lookup bucket=10"), "lookup");
         assert_eq!(mapfile_bucket("lookup bucket=10"), Some(10));
         assert_eq!(mapfile_bucket("lookup single"), Some(1));
-        assert_eq!(Family::of("ycsb_c"), Family::Ycsb);
-        assert_eq!(Family::of("fillsync"), Family::Db);
+        assert_eq!(Family::of("ycsb"), Family::Ycsb);
+        assert_eq!(Family::of("db"), Family::Db);
         assert_eq!(Family::of("something_new"), Family::Other);
         assert_eq!(Family::of("elliptics"), Family::Elliptics);
         assert_eq!(
@@ -609,7 +611,6 @@ mod tests {
         );
         assert_eq!(Family::Elliptics.variant_group("load"), "load");
         assert_eq!(Family::of("server"), Family::Server);
-        assert_eq!(Family::of(SERVER_TARGETS), Family::Server);
         assert_eq!(Family::Server.variant_group("thrift/w6"), "thrift");
         assert_eq!(Family::Server.variant_group("get-grpc/r10000"), "get-grpc");
         assert_eq!(

@@ -61,9 +61,9 @@ fn header(out: &mut String, doc: &Doc) {
 fn machine(out: &mut String, m: &Machine) {
     out.push_str("## Machine\n\n");
     out.push_str(
-        "Read from /proc and /etc/os-release where this report was generated. The records \
-         do not name the machine they ran on; docs/benchmarks.md describes the machine of the \
-         published runs.\n\n",
+        "Read from /proc and /etc/os-release where this report was generated. Each record \
+         names the machine it ran on in its `machine` field; docs/benchmarks.md describes the \
+         machine of the published runs.\n\n",
     );
     out.push_str("| | |\n|---|---|\n");
     let or_dash = |v: Option<String>| v.unwrap_or_else(|| "—".to_string());

@@ -1,11 +1,7 @@
-//! Results: one JSON object per workload × engine, and the Markdown comparison table.
-
-use std::io::Write;
-use std::path::Path;
+//! The `db` suite's measurement (one per workload × engine; the metrics of its records)
+//! and the Markdown comparison table.
 
 use serde::{Deserialize, Serialize};
-
-use crate::error::{BenchError, Result};
 
 /// One workload (variant) on one engine. Field meanings: docs/benchmarks.md.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,9 +42,6 @@ pub struct Record {
     pub wal_syncs: Option<u64>,
     pub settle_seconds: Option<f64>,
     pub notes: Vec<String>,
-    /// The parent invocation's command line (`crate::command_line`); empty in older files.
-    #[serde(default)]
-    pub command: String,
 }
 
 impl Record {
@@ -80,17 +73,6 @@ impl Record {
             }
         )
     }
-}
-
-pub fn write_json_lines(path: &Path, records: &[Record]) -> Result<()> {
-    let mut out = Vec::new();
-    for r in records {
-        serde_json::to_writer(&mut out, r)
-            .map_err(|e| BenchError::io(path, std::io::Error::other(e)))?;
-        out.push(b'\n');
-    }
-    let mut f = std::fs::File::create(path).map_err(|e| BenchError::io(path, e))?;
-    f.write_all(&out).map_err(|e| BenchError::io(path, e))
 }
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
@@ -186,7 +168,6 @@ mod tests {
             wal_syncs: None,
             settle_seconds: None,
             notes: vec![],
-            command: "cellar-bench db --quick".into(),
         }
     }
 
@@ -217,22 +198,5 @@ mod tests {
             lines[5],
             "| fillsync/16 | rocksdb | 100 | 1.50 | 9.25 | 0.50 | — |"
         );
-    }
-
-    #[test]
-    fn json_lines_round_trip() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("out.jsonl");
-        let records = vec![
-            rec("cellar", "readseq", "", 1.0),
-            rec("cellar", "readrandom", "t4", 2.0),
-        ];
-        write_json_lines(&p, &records).unwrap();
-        let text = std::fs::read_to_string(&p).unwrap();
-        let back: Vec<Record> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(back, records);
     }
 }

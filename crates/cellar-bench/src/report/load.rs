@@ -1,17 +1,16 @@
-//! Reading the JSON lines of the workload subcommands into [`Record`]s.
+//! Reading the result records of the workload subcommands into the report's [`Record`]s.
 //!
 //! Every line is a trust boundary: the files are written by several subcommands over
-//! time, by hand sometimes, and may be cut short. A line must be a JSON object with the
-//! strings `engine` and `workload` (non-empty); every other field is optional and a field
-//! of the wrong type counts as missing. A line that fails this is *malformed*: it becomes
+//! time, by hand sometimes, and may be cut short. A line must be one
+//! [`crate::record::Record`] with a non-empty `suite`, `engine` and `workload`; a metric
+//! that is missing or of the wrong type counts as missing. A line that fails this is *malformed*: it becomes
 //! a [`SkippedLine`] naming the file and line, or, with `strict`, the error of the whole
 //! report. Blank lines are ignored. A file that cannot be read at all is an error.
 
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Map, Value};
-
 use crate::error::{BenchError, Result};
+use crate::record;
 
 /// One input file, as the report names and links it.
 #[derive(Debug, Clone)]
@@ -30,6 +29,8 @@ pub struct Record {
     /// Index into [`Input::files`].
     pub file: usize,
     pub line: usize,
+    /// The subcommand that measured it; it chooses the table's family and figure.
+    pub suite: String,
     pub engine: String,
     pub engine_options: String,
     pub workload: String,
@@ -135,78 +136,55 @@ fn parse_line(raw: &[u8]) -> std::result::Result<Option<Record>, String> {
     if text.is_empty() {
         return Ok(None);
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let Value::Object(obj) = value else {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    if !value.is_object() {
         return Err("not a JSON object".to_string());
-    };
-    let engine = required_str(&obj, "engine")?;
-    let workload = required_str(&obj, "workload")?;
+    }
+    let r: record::Record =
+        serde_json::from_value(value).map_err(|e| format!("not a result record: {e}"))?;
+    for (key, value) in [
+        ("suite", &r.suite),
+        ("engine", &r.engine),
+        ("workload", &r.workload),
+    ] {
+        if value.trim().is_empty() {
+            return Err(format!("\"{key}\" is empty"));
+        }
+    }
+    let m = &r.metrics;
+    let number = |key: &str| m.f64(key).filter(|v| v.is_finite());
+    let text = |key: &str| m.str(key).map(one_line).unwrap_or_default();
+    let stamp = |s: &str| Some(one_line(s)).filter(|s| !s.is_empty());
     Ok(Some(Record {
-        engine,
-        workload,
-        engine_options: text_field(&obj, "engine_options").unwrap_or_default(),
-        variant: text_field(&obj, "variant").unwrap_or_default(),
-        ops_per_sec: number(&obj, "ops_per_sec"),
-        rows_per_ms: number(&obj, "rows_per_ms"),
-        p50_us: number(&obj, "p50_us"),
-        p99_us: number(&obj, "p99_us"),
-        latency_unit: text_field(&obj, "latency_unit").unwrap_or_default(),
-        seconds: number(&obj, "seconds"),
-        note: text_field(&obj, "note").unwrap_or_default(),
-        skipped: match obj.get("skipped") {
-            Some(Value::Bool(true)) => Some(String::new()),
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(one_line(s)),
-            _ => None,
-        },
-        command: match obj.get("command") {
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(one_line(s)),
-            Some(Value::Array(parts)) if !parts.is_empty() => Some(
-                parts
-                    .iter()
-                    .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_string))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ),
-            _ => None,
-        },
-        commit: text_field(&obj, "commit").filter(|c| !c.is_empty()),
-        date: text_field(&obj, "date").filter(|d| !d.is_empty()),
-        mb_per_sec: number(&obj, "mb_per_sec"),
-        average_io_rate_mb_per_sec: number(&obj, "average_io_rate_mb_per_sec"),
-        io_rate_std_dev: number(&obj, "io_rate_std_dev"),
-        aggregate_mb_per_sec: number(&obj, "aggregate_mb_per_sec"),
-        fio_mb_per_sec: number(&obj, "fio_mb_per_sec"),
-        value: number(&obj, "value"),
-        unit: text_field(&obj, "unit").unwrap_or_default(),
-        goal: text_field(&obj, "target").unwrap_or_default(),
-        met: obj.get("met").and_then(Value::as_bool),
-        inputs: text_field(&obj, "inputs").unwrap_or_default(),
+        suite: one_line(&r.suite),
+        engine: one_line(&r.engine),
+        workload: one_line(&r.workload),
+        variant: one_line(&r.variant),
+        engine_options: text("engine_options"),
+        ops_per_sec: number("ops_per_sec"),
+        rows_per_ms: number("rows_per_ms"),
+        p50_us: number("p50_us"),
+        p99_us: number("p99_us"),
+        latency_unit: text("latency_unit"),
+        seconds: number("seconds"),
+        note: text("note"),
+        skipped: m.str("skipped").map(one_line),
+        command: stamp(&r.command),
+        commit: stamp(&r.commit),
+        date: stamp(&r.date),
+        mb_per_sec: number("mb_per_sec"),
+        average_io_rate_mb_per_sec: number("average_io_rate_mb_per_sec"),
+        io_rate_std_dev: number("io_rate_std_dev"),
+        aggregate_mb_per_sec: number("aggregate_mb_per_sec"),
+        fio_mb_per_sec: number("fio_mb_per_sec"),
+        value: number("value"),
+        unit: text("unit"),
+        goal: text("target"),
+        met: m.bool("met"),
+        inputs: text("inputs"),
         ..Record::default()
     }))
-}
-
-fn required_str(obj: &Map<String, Value>, key: &str) -> std::result::Result<String, String> {
-    match obj.get(key) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(one_line(s)),
-        Some(Value::String(_)) => Err(format!("\"{key}\" is empty")),
-        Some(_) => Err(format!("\"{key}\" is not a string")),
-        None => Err(format!("no \"{key}\" field")),
-    }
-}
-
-/// A string field, or a number or bool written where a string was expected (`"variant": 16`).
-fn text_field(obj: &Map<String, Value>, key: &str) -> Option<String> {
-    match obj.get(key)? {
-        Value::String(s) => Some(one_line(s)),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-/// A finite number, or `None` (missing, `null`, or not a number).
-fn number(obj: &Map<String, Value>, key: &str) -> Option<f64> {
-    obj.get(key)?.as_f64().filter(|v| v.is_finite())
 }
 
 /// Markdown table cells and headings hold one line.
@@ -250,21 +228,23 @@ pub fn relative_path(from: &Path, to: &Path) -> Option<String> {
 mod tests {
     use super::*;
 
+    const LINE: &str = r#"{"suite":"db","workload":"w","engine":"cellar","variant":"t4","metrics":{"ops_per_sec":"fast","p50_us":null,"p99_us":2.5,"skipped":"no peer","latency_unit":"op"},"command":"cellar-bench  db","commit":"","date":"2026-11-26","machine":"m"}"#;
+
     #[test]
-    fn load_line_needs_engine_and_workload() {
+    fn load_line_needs_a_record() {
         assert!(parse_line(b"   ").unwrap().is_none());
-        assert_eq!(
-            parse_line(b"{\"workload\":\"x\"}").unwrap_err(),
-            "no \"engine\" field"
-        );
-        assert_eq!(
-            parse_line(b"{\"engine\":3,\"workload\":\"x\"}").unwrap_err(),
-            "\"engine\" is not a string"
-        );
-        assert!(parse_line(b"[1,2]")
+        assert!(parse_line(LINE.replace("\"suite\":\"db\",", "").as_bytes())
             .unwrap_err()
-            .contains("not a JSON object"));
-        assert!(parse_line(b"{\"engine\":")
+            .contains("missing field `suite`"));
+        assert_eq!(
+            parse_line(LINE.replace("\"cellar\"", "\" \"").as_bytes()).unwrap_err(),
+            "\"engine\" is empty"
+        );
+        assert!(parse_line(LINE.replace("\"t4\"", "4").as_bytes())
+            .unwrap_err()
+            .starts_with("not a result record"));
+        assert_eq!(parse_line(b"[1,2]").unwrap_err(), "not a JSON object");
+        assert!(parse_line(b"{\"suite\":")
             .unwrap_err()
             .starts_with("not JSON"));
         assert!(parse_line(b"\xff\xfe")
@@ -274,17 +254,16 @@ mod tests {
 
     #[test]
     fn load_line_reads_wrong_types_as_missing() {
-        let r = parse_line(
-            br#"{"engine":"cellar","workload":"w","variant":16,"ops_per_sec":"fast","p50_us":null,"p99_us":2.5,"skipped":true,"command":["a","--b"]}"#,
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!(r.variant, "16");
+        let r = parse_line(LINE.as_bytes()).unwrap().unwrap();
+        assert_eq!((r.suite.as_str(), r.variant.as_str()), ("db", "t4"));
         assert_eq!(r.ops_per_sec, None);
         assert_eq!(r.p50_us, None);
         assert_eq!(r.p99_us, Some(2.5));
-        assert_eq!(r.skipped.as_deref(), Some(""));
-        assert_eq!(r.command.as_deref(), Some("a --b"));
+        assert_eq!(r.latency_unit, "op");
+        assert_eq!(r.skipped.as_deref(), Some("no peer"));
+        assert_eq!(r.command.as_deref(), Some("cellar-bench db"));
+        assert_eq!(r.commit, None);
+        assert_eq!(r.date.as_deref(), Some("2026-11-26"));
     }
 
     #[test]

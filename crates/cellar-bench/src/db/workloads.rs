@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
+use crate::db::config::Config;
 use crate::engine::{Direction, Engine, Seek};
 use crate::error::{BenchError, Result};
 use crate::keygen::{KeyGen, KeyOrder, ValueGen};
