@@ -17,7 +17,8 @@ pub struct OpenConfig {
     /// RocksDB only: enable its statistics object (the source of device reads).
     #[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
     pub rocksdb_statistics: bool,
-    /// RocksDB only: index and filter blocks in the block cache (else in table readers).
+    /// RocksDB only: index and filter blocks partitioned in the block cache (else held by
+    /// the table readers).
     #[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
     pub rocksdb_index_filter_in_cache: bool,
 }

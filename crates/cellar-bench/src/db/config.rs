@@ -32,12 +32,13 @@ pub enum UncachedMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum IndexFilter {
-    /// In the block cache, charged to it, level 0's pinned
-    /// (cache_index_and_filter_blocks + pin_l0_filter_and_index_blocks_in_cache).
-    BlockCache,
     /// Held by the table readers outside the block cache, as Cellar keeps its own
     /// (cache_index_and_filter_blocks = false, RocksDB's default).
     TableReader,
+    /// Partitioned (two-level index, partitioned filters), charged to the block cache at
+    /// high priority with the top level and level 0's pinned: RocksDB's configuration for
+    /// a bounded memory budget.
+    Partitioned,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

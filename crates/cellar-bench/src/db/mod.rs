@@ -150,11 +150,10 @@ pub struct DbArgs {
     #[arg(long)]
     pub rocksdb_no_statistics: bool,
 
-    /// Where RocksDB keeps index and filter blocks. block-cache charges them to the block
-    /// cache (level 0's pinned); with a small cache, whole-file filters larger than a cache
-    /// shard are then re-read on most lookups. table-reader keeps them in memory outside
-    /// the cache, as Cellar does.
-    #[arg(long, value_enum, value_name = "WHERE", default_value_t = IndexFilter::BlockCache)]
+    /// Where RocksDB keeps index and filter blocks: table-reader holds them in memory
+    /// outside the block cache, as Cellar does; partitioned charges 4 KiB partitions to the
+    /// cache at high priority (docs/benchmarks.md, "How RocksDB is configured").
+    #[arg(long, value_enum, value_name = "WHERE", default_value_t = IndexFilter::TableReader)]
     pub rocksdb_index_filter: IndexFilter,
 
     /// Internal: run as the child process of one engine with this JSON config.

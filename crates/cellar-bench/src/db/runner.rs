@@ -72,7 +72,7 @@ impl<'a> Runner<'a> {
                 direct_reads: setup.direct_reads,
                 rocksdb_statistics: self.cfg.rocksdb_statistics,
                 rocksdb_index_filter_in_cache: self.cfg.rocksdb_index_filter
-                    == IndexFilter::BlockCache,
+                    == IndexFilter::Partitioned,
             },
         )
     }
@@ -294,7 +294,7 @@ impl<'a> Runner<'a> {
             return String::new();
         }
         let where_ = match self.cfg.rocksdb_index_filter {
-            IndexFilter::BlockCache => "block_cache_pin_l0",
+            IndexFilter::Partitioned => "partitioned",
             IndexFilter::TableReader => "table_reader",
         };
         let stats = if self.cfg.rocksdb_statistics {

@@ -8,13 +8,13 @@ use std::time::Duration;
 use super::{is_built, open, KNOWN};
 use crate::engine::{Direction, Engine, OpenConfig, Seek};
 
-fn cfg() -> OpenConfig {
+fn cfg(index_filter_in_cache: bool) -> OpenConfig {
     OpenConfig {
         block_cache_bytes: 8 << 20,
         memtable_bytes: 4 << 20,
         direct_reads: false,
-        rocksdb_statistics: false,
-        rocksdb_index_filter_in_cache: false,
+        rocksdb_statistics: index_filter_in_cache,
+        rocksdb_index_filter_in_cache: index_filter_in_cache,
     }
 }
 
@@ -49,8 +49,8 @@ fn scan(e: &dyn Engine, dir: Direction, target: Seek, from: &[u8], limit: usize)
     got
 }
 
-fn check_engine(name: &str, dir: &Path) {
-    let e = open(name, dir, &cfg()).unwrap();
+fn check_engine(name: &str, dir: &Path, cfg: &OpenConfig) {
+    let e = open(name, dir, cfg).unwrap();
     assert_eq!(e.name(), name);
     // Even keys 0..200 one by one, odd ones in one batch.
     for i in (0..200).step_by(2) {
@@ -118,7 +118,7 @@ fn check_engine(name: &str, dir: &Path) {
     e.close().unwrap();
 
     // Everything is there after a reopen; threads write and read at once.
-    let e = open(name, dir, &cfg()).unwrap();
+    let e = open(name, dir, cfg).unwrap();
     assert_eq!(e.get(&key(199)).unwrap(), Some(value(199).len()));
     std::thread::scope(|s| {
         for t in 0..4u32 {
@@ -146,11 +146,20 @@ fn every_built_engine_honours_the_engine_contract() {
     let mut checked = Vec::new();
     for name in KNOWN.iter().copied().filter(|n| is_built(n)) {
         let dir = tempfile::tempdir().unwrap();
-        check_engine(name, &dir.path().join(name));
+        check_engine(name, &dir.path().join(name), &cfg(false));
         checked.push(name);
     }
     for peer in ["lmdb", "fjall", "sqlite"] {
         assert_eq!(checked.contains(&peer), is_built(peer));
     }
     assert!(checked.contains(&"cellar"));
+}
+
+/// RocksDB's other placement of index and filter blocks (partitioned, in the block cache,
+/// with statistics on) keeps the same contract.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_with_partitioned_index_and_filters_honours_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    check_engine("rocksdb", &dir.path().join("rocksdb"), &cfg(true));
 }
