@@ -10,6 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bench=./target/release/cellar-bench
+if [[ " $* " == *" dfsio "* || $# == 0 ]] && ! command -v fio >/dev/null; then
+    echo "dfsio measures fio's ceiling: install fio first (cellar-bench peers setup --apt)" >&2
+    exit 2
+fi
 out=docs/benchmarks
 data=${CELLAR_BENCH_DATA:-bench-data}
 

@@ -24,9 +24,10 @@ use crate::peer_keys;
 const RUST_ENGINES: &[&str] = &[
     "cellar", "rocksdb", "lmdb", "fjall", "sqlite", "redb", "sled",
 ];
-/// What the `rocksdb` feature's build needs: `librocksdb-sys` compiles RocksDB's C++ with
-/// the system compiler and generates its bindings with libclang at build time.
-const APT_PACKAGES: &[&str] = &["clang", "libclang-dev"];
+/// What the `rocksdb` feature's build needs (`librocksdb-sys` compiles RocksDB's C++ with
+/// the system compiler and generates its bindings with libclang at build time), and fio,
+/// which `dfsio --fio` and `report --fio` run for the disk's ceilings.
+const APT_PACKAGES: &[&str] = &["clang", "libclang-dev", "fio"];
 /// Where Debian's libclang-dev puts the library bindgen loads (`llvm-<version>`).
 const LLVM_ROOT: &str = "/usr/lib";
 /// How long the first `--features rocksdb` build takes here (RocksDB's C++ on 2 cores);
@@ -54,8 +55,8 @@ pub struct JavaDirArg {
 
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {
-    /// Also `apt-get install -y clang libclang-dev` (root only): what building the `rocksdb`
-    /// feature needs
+    /// Also `apt-get install -y clang libclang-dev fio` (root only): what building the
+    /// `rocksdb` feature and measuring the disk's ceilings need
     #[arg(long)]
     pub apt: bool,
     #[command(flatten)]
