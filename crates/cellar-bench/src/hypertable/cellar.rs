@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use cellar_engine::{Durability, Options};
 use cellar_load::{load_into_table, LoadSpec, LoadStats, NoProgress};
-use cellar_table::{CellStore, FamilyOptions, ScanSpec, TableSchema, WriterOptions};
+use cellar_table::{CellStore, FamilyOptions, ScanSpec, Table, TableSchema, WriterOptions};
 
 use super::{HtRecord, HypertableArgs, FAMILIES};
 use crate::error::{BenchError, Result};
@@ -93,13 +93,59 @@ pub fn run(
     }
     store.create_table(schema).map_err(tbl)?;
     let table = store.table(TABLE).map_err(tbl)?;
-    let spec = |file: &Path| LoadSpec {
+    let mut results = Vec::new();
+    let (four, all) = concurrent_loads(&table, pieces)?;
+    results.push(four);
+    eprintln!("hypertable: load e.tsv alone");
+    let e = load_into_table(&table, &load_spec(&pieces[4]), &NoProgress).map_err(tbl)?;
+    println!("--- e.tsv alone ---\n{e}");
+    results.push(Measure {
+        variant: "load 1 job (e)",
+        cells: e.cells,
+        secs: e.elapsed.as_secs_f64(),
+        note: String::new(),
+    });
+    let loaded = all.cells + e.cells;
+    let scanned = settle_and_scan(&store, &table, args, loaded, &mut results)?;
+    results.push(row_lookups(&table, &pieces[0], lines, args.seed)?);
+    let disk = dir_bytes(&db_dir);
+    drop(table);
+    store.db().clone().close().map_err(tbl)?;
+    drop(store);
+
+    results.extend(shell_scan(args, &db_dir, scanned)?);
+    results.push(stream_phase(&db_dir, &pieces[4], stream_lines)?);
+
+    if !args.keep_db {
+        std::fs::remove_dir_all(&db_dir).map_err(|e| BenchError::io(&db_dir, e))?;
+    }
+    Ok(results
+        .into_iter()
+        .map(|m| HtRecord {
+            engine: "cellar".into(),
+            workload: "hypertable".into(),
+            variant: m.variant.to_string(),
+            lines,
+            cells: m.cells,
+            seconds: m.secs,
+            ops_per_sec: m.rate(),
+            note: m.note,
+            db_bytes: disk,
+        })
+        .collect())
+}
+
+/// The load spec of one piece: rows keyed by `AnonID`.
+fn load_spec(file: &Path) -> LoadSpec {
+    LoadSpec {
         files: vec![file.to_path_buf()],
         row_key_column: Some("AnonID".into()),
         ..LoadSpec::default()
-    };
+    }
+}
 
-    let mut results = Vec::new();
+/// Four concurrent `LOAD DATA INFILE` jobs over pieces a–d; the measure and their summed stats.
+fn concurrent_loads(table: &Table, pieces: &[PathBuf]) -> Result<(Measure, LoadStats)> {
     // Four concurrent LOAD DATA INFILE jobs, as on Hypertable's two client machines.
     eprintln!("hypertable: 4 concurrent loads (a.tsv .. d.tsv)");
     let started = Instant::now();
@@ -108,7 +154,7 @@ pub fn run(
             .iter()
             .map(|p| {
                 let table = table.clone();
-                let spec = spec(p);
+                let spec = load_spec(p);
                 s.spawn(move || {
                     load_into_table(&table, &spec, &NoProgress).map_err(|e| e.to_string())
                 })
@@ -134,7 +180,7 @@ pub fn run(
         all.merge(st);
     }
     let per_job: f64 = jobs.iter().flatten().map(|s| s.inserts_per_sec()).sum();
-    results.push(Measure {
+    let four = Measure {
         variant: "load 4 concurrent (a-d)",
         cells: all.cells,
         secs: wall,
@@ -144,17 +190,19 @@ pub fn run(
             all.avg_key_bytes(),
             all.avg_value_bytes()
         ),
-    });
-    eprintln!("hypertable: load e.tsv alone");
-    let e = load_into_table(&table, &spec(&pieces[4]), &NoProgress).map_err(tbl)?;
-    println!("--- e.tsv alone ---\n{e}");
-    results.push(Measure {
-        variant: "load 1 job (e)",
-        cells: e.cells,
-        secs: e.elapsed.as_secs_f64(),
-        note: String::new(),
-    });
-    let loaded = all.cells + e.cells;
+    };
+    Ok((four, all))
+}
+
+/// The settle after the loads, then the library scan (and, with `--compacted-scan`, a
+/// full compaction and a second scan); returns the cells scanned.
+fn settle_and_scan(
+    store: &CellStore,
+    table: &Table,
+    args: &HypertableArgs,
+    loaded: u64,
+    results: &mut Vec<Measure>,
+) -> Result<u64> {
     // The loads leave one sorted run per load; background compaction merges them. Wait for
     // it (and report how long it took) so that the scans below measure reading, not reading
     // against a compaction for the two cores.
@@ -207,8 +255,13 @@ pub fn run(
             note: format!("compaction took {compact_secs:.1} s"),
         });
     }
+    Ok(scanned)
+}
+
+/// Random row lookups over rows of `piece`.
+fn row_lookups(table: &Table, piece: &Path, lines: u64, seed: u64) -> Result<Measure> {
     // Random row lookups: rows of every 97th line of a.tsv, in random order.
-    let sample = read_lines(&pieces[0], lines / 5)?;
+    let sample = read_lines(piece, lines / 5)?;
     let mut rows: Vec<&[u8]> = sample
         .split(|b| *b == b'\n')
         .step_by(97)
@@ -216,14 +269,14 @@ pub fn run(
         .filter(|r| !r.is_empty())
         .take(LOOKUPS)
         .collect();
-    shuffle(&mut rows, args.seed);
+    shuffle(&mut rows, seed);
     let started = Instant::now();
     let mut found = 0u64;
     for row in &rows {
         found += table.get_row(row).map_err(tbl)?.len() as u64;
     }
     let secs = started.elapsed().as_secs_f64();
-    results.push(Measure {
+    Ok(Measure {
         variant: "row lookups (SELECT WHERE ROW = k)",
         cells: rows.len() as u64,
         secs,
@@ -232,12 +285,11 @@ pub fn run(
             found as f64 / rows.len().max(1) as f64,
             secs * 1e6 / rows.len().max(1) as f64
         ),
-    });
-    let disk = dir_bytes(&db_dir);
-    drop(table);
-    store.db().clone().close().map_err(tbl)?;
-    drop(store);
+    })
+}
 
+/// `select *` through `cellar shell --batch` to /dev/null, when the binary is there.
+fn shell_scan(args: &HypertableArgs, db_dir: &Path, scanned: u64) -> Result<Option<Measure>> {
     let bin = match &args.cellar_bin {
         Some(b) => b.clone(),
         None => std::env::current_exe()
@@ -249,7 +301,7 @@ pub fn run(
         let started = Instant::now();
         let mut child = Command::new(&bin)
             .args(["shell", "--batch", "--db"])
-            .arg(&db_dir)
+            .arg(db_dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -265,28 +317,32 @@ pub fn run(
                 "cellar shell failed: {status}"
             )));
         }
-        results.push(Measure {
+        return Ok(Some(Measure {
             variant: "select * via cellar shell > /dev/null",
             cells: scanned,
             secs: started.elapsed().as_secs_f64(),
             note: "process start and database open included".into(),
-        });
+        }));
     } else {
         eprintln!(
             "hypertable: skipping the shell scan: no `cellar` binary at {} (build it, or pass --cellar-bin)",
             bin.display()
         );
     }
+    Ok(None)
+}
 
+/// Cells of `piece` streamed through a `TableWriter` into a table of their own.
+fn stream_phase(db_dir: &Path, piece: &Path, stream_lines: u64) -> Result<Measure> {
     eprintln!("hypertable: streaming {stream_lines} lines through the WAL (12 MiB client buffer)");
-    let store = CellStore::open(&db_dir, Options::default()).map_err(tbl)?;
+    let store = CellStore::open(db_dir, Options::default()).map_err(tbl)?;
     let mut schema = TableSchema::new(STREAM_TABLE);
     for f in FAMILIES {
         schema = schema.family(f, FamilyOptions::default());
     }
     store.create_table(schema).map_err(tbl)?;
-    let text = read_lines(&pieces[4], stream_lines)?;
-    results.push(stream_insert(&store, &text)?);
+    let text = read_lines(piece, stream_lines)?;
+    let m = stream_insert(&store, &text)?;
     // `close` stops the background threads only when it closes the last handle, or a
     // compaction still running writes into the directory removed below ("Directory not
     // empty" on the README's 2M-line run, once because the store was still open, once
@@ -295,24 +351,7 @@ pub fn run(
     let db = store.db().clone();
     drop(store);
     db.close().map_err(tbl)?;
-
-    if !args.keep_db {
-        std::fs::remove_dir_all(&db_dir).map_err(|e| BenchError::io(&db_dir, e))?;
-    }
-    Ok(results
-        .into_iter()
-        .map(|m| HtRecord {
-            engine: "cellar".into(),
-            workload: "hypertable".into(),
-            variant: m.variant.to_string(),
-            lines,
-            cells: m.cells,
-            seconds: m.secs,
-            ops_per_sec: m.rate(),
-            note: m.note,
-            db_bytes: disk,
-        })
-        .collect())
+    Ok(m)
 }
 
 /// The first `n` data lines of a piece (header skipped).

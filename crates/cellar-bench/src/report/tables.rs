@@ -226,51 +226,8 @@ fn targets_table(out: &mut String, t: &Table) {
 }
 
 fn figures_table(out: &mut String, t: &Table) {
-    let rows = &t.rows;
-    let show_variant = rows.iter().any(|r| !short_variant(t, r).is_empty());
-    let show_runs = rows.iter().any(|r| r.runs > 1);
-    let show_latency = rows
-        .iter()
-        .any(|r| r.p50_us.is_some() || r.p99_us.is_some());
-    let show_unit = rows
-        .iter()
-        .any(|r| !r.latency_unit.is_empty() && r.latency_unit != "op");
-    let show_note = rows.iter().any(|r| !r.note.is_empty());
-    let show_seconds = t.family.shows_seconds();
-    let show_io_rate = rows.iter().any(|r| r.io_rate.is_some());
-    // dfsio: the aggregate rate beside fio's ceiling for the same pattern, like for like.
-    let show_ceiling = rows
-        .iter()
-        .any(|r| r.aggregate.is_some() || r.ceiling.is_some());
-
-    let mut head: Vec<&str> = Vec::new();
-    if show_variant {
-        head.push("variant");
-    }
-    head.push("engine");
-    head.push(t.family.figure_unit());
-    if show_runs {
-        head.push("runs (range)");
-    }
-    if show_seconds {
-        head.push("seconds");
-    }
-    if show_io_rate {
-        head.extend(["avg IO rate MB/s", "IO rate std dev"]);
-    }
-    if show_latency {
-        head.extend(["p50 µs", "p99 µs"]);
-    }
-    if show_unit {
-        head.push("latency per");
-    }
-    head.push("engine ÷ cellar");
-    if show_ceiling {
-        head.extend(["aggregate MB/s", "fio ceiling MB/s", "aggregate ÷ fio"]);
-    }
-    if show_note {
-        head.push("note");
-    }
+    let cols = Columns::of(t);
+    let head = cols.header(t);
     let _ = writeln!(out, "| {} |", head.join(" | "));
     let align: Vec<&str> = head
         .iter()
@@ -280,10 +237,82 @@ fn figures_table(out: &mut String, t: &Table) {
         })
         .collect();
     let _ = writeln!(out, "|{}|", align.join("|"));
+    for r in &t.rows {
+        let _ = writeln!(out, "| {} |", cols.cells(t, r).join(" | "));
+    }
+    out.push('\n');
+}
 
-    for r in rows {
+/// Which optional columns a figures table shows: those some row has a value for.
+struct Columns {
+    variant: bool,
+    runs: bool,
+    latency: bool,
+    unit: bool,
+    note: bool,
+    seconds: bool,
+    io_rate: bool,
+    /// dfsio: the aggregate rate beside fio's ceiling for the same pattern, like for like.
+    ceiling: bool,
+}
+
+impl Columns {
+    fn of(t: &Table) -> Columns {
+        let rows = &t.rows;
+        Columns {
+            variant: rows.iter().any(|r| !short_variant(t, r).is_empty()),
+            runs: rows.iter().any(|r| r.runs > 1),
+            latency: rows
+                .iter()
+                .any(|r| r.p50_us.is_some() || r.p99_us.is_some()),
+            unit: rows
+                .iter()
+                .any(|r| !r.latency_unit.is_empty() && r.latency_unit != "op"),
+            note: rows.iter().any(|r| !r.note.is_empty()),
+            seconds: t.family.shows_seconds(),
+            io_rate: rows.iter().any(|r| r.io_rate.is_some()),
+            ceiling: rows
+                .iter()
+                .any(|r| r.aggregate.is_some() || r.ceiling.is_some()),
+        }
+    }
+
+    fn header(&self, t: &Table) -> Vec<&'static str> {
+        let mut head: Vec<&'static str> = Vec::new();
+        if self.variant {
+            head.push("variant");
+        }
+        head.push("engine");
+        head.push(t.family.figure_unit());
+        if self.runs {
+            head.push("runs (range)");
+        }
+        if self.seconds {
+            head.push("seconds");
+        }
+        if self.io_rate {
+            head.extend(["avg IO rate MB/s", "IO rate std dev"]);
+        }
+        if self.latency {
+            head.extend(["p50 µs", "p99 µs"]);
+        }
+        if self.unit {
+            head.push("latency per");
+        }
+        head.push("engine ÷ cellar");
+        if self.ceiling {
+            head.extend(["aggregate MB/s", "fio ceiling MB/s", "aggregate ÷ fio"]);
+        }
+        if self.note {
+            head.push("note");
+        }
+        head
+    }
+
+    /// One row's cells, in `header`'s order.
+    fn cells(&self, t: &Table, r: &Row) -> Vec<String> {
         let mut cells: Vec<String> = Vec::new();
-        if show_variant {
+        if self.variant {
             cells.push(cell(short_variant(t, r)));
         }
         cells.push(cell(&r.engine));
@@ -292,29 +321,29 @@ fn figures_table(out: &mut String, t: &Table) {
             Some(why) => format!("skipped: {}", cell(why)),
             None => opt_num(r.figure),
         });
-        if show_runs {
+        if self.runs {
             cells.push(match (r.runs, r.figure_range) {
                 (n, Some((lo, hi))) => format!("{n} ({}–{})", num(lo), num(hi)),
                 (0, None) => "—".to_string(),
                 (n, None) => n.to_string(),
             });
         }
-        if show_seconds {
+        if self.seconds {
             cells.push(opt_num(r.seconds));
         }
-        if show_io_rate {
+        if self.io_rate {
             cells.push(opt_num(r.io_rate));
             cells.push(opt_num(r.io_rate_std_dev));
         }
-        if show_latency {
+        if self.latency {
             cells.push(opt_num(r.p50_us));
             cells.push(opt_num(r.p99_us));
         }
-        if show_unit {
+        if self.unit {
             cells.push(cell(&r.latency_unit));
         }
         cells.push(ratio(r));
-        if show_ceiling {
+        if self.ceiling {
             cells.push(opt_num(r.aggregate));
             cells.push(r.ceiling.map_or_else(|| "not measured".to_string(), num));
             cells.push(match (r.aggregate, r.ceiling) {
@@ -322,12 +351,11 @@ fn figures_table(out: &mut String, t: &Table) {
                 _ => "—".to_string(),
             });
         }
-        if show_note {
+        if self.note {
             cells.push(cell(&r.note));
         }
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
+        cells
     }
-    out.push('\n');
 }
 
 /// The variant without its group, which the table's heading already names.
