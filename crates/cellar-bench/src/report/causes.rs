@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::error::{BenchError, Result};
+use crate::error::Result;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -50,14 +50,7 @@ impl Causes {
 
 /// `Ok(None)` if the file is not there; an error if it is there but not the format above.
 pub fn load(path: &Path) -> Result<Option<Causes>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(BenchError::io(path, e)),
-    };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| BenchError::Invalid(format!("{}: {e}", path.display())))
+    super::load_optional_json(path)
 }
 
 #[cfg(test)]

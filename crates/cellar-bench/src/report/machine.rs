@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{BenchError, Result};
+use crate::error::Result;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Machine {
@@ -96,14 +96,7 @@ pub struct Ceiling {
 /// `Ok(None)` if the file is not there; an error if it is there but unreadable or not
 /// the format above (a checked-in file that is wrong should be fixed, not ignored).
 pub fn load_ceilings(path: &Path) -> Result<Option<Ceilings>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(BenchError::io(path, e)),
-    };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| BenchError::Invalid(format!("{}: {e}", path.display())))
+    super::load_optional_json(path)
 }
 
 #[cfg(test)]

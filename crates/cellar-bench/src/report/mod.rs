@@ -136,6 +136,19 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     Ok(())
 }
 
+/// A JSON file beside the report: `Ok(None)` if it is not there, an error if it is there but
+/// unreadable or not `T` (a checked-in file that is wrong should be fixed, not ignored).
+fn load_optional_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(BenchError::io(path, e)),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| BenchError::Invalid(format!("{}: {e}", path.display())))
+}
+
 /// `path` relative to the report's directory if possible, else as given.
 fn name_from(report_dir: &Path, path: &Path) -> String {
     let abs_dir = report_dir.canonicalize();
