@@ -53,6 +53,15 @@ pub enum Error {
         /// The newest version this build reads.
         supported: u32,
     },
+    /// A newer writer opened this database in the object store (its epoch is in the latest
+    /// manifest): this instance lost the right to write and refuses every write from now
+    /// on. Reads keep working on what it had. Reopen to become the writer again (which
+    /// fences the other one).
+    #[error("fenced: {0}")]
+    Fenced(String),
+    /// The object store cannot be used safely, or the URL or its settings are wrong.
+    #[error("object store: {0}")]
+    ObjectStore(String),
     /// Another process holds the database's lock file (the path).
     #[error("database at {0} is already open in another process (lock held)")]
     Locked(String),

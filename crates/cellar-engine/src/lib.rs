@@ -33,7 +33,10 @@ pub use batch::{Keyspace, WriteBatch};
 pub use compaction::{CompactionFilter, CompactionFilterRun};
 pub use db::{Db, DbIterator, IngestFiles, IngestWriter, ReadOptions, Snapshot};
 pub use error::{Error, Result};
-pub use options::{Compression, Durability, KeyspaceOptions, Options, WriteOptions};
+pub use options::{
+    Compression, Durability, KeyspaceOptions, ObjectStoreOptions, Options, StorageLayout,
+    WalLocation, WalMode, WriteOptions,
+};
 pub use stats::{KeyspaceStats, LevelStats, Stats};
 /// Limits on one key and one value: a write over them is refused with
 /// [`Error::InvalidArgument`], and layers above size their own keys to fit.

@@ -1,6 +1,8 @@
 //! Tuning knobs, with defaults chosen for small records (keys 7–64 B, values 15–200 B).
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::vfs::{RealVfs, Vfs};
 
@@ -68,11 +70,108 @@ impl WriteOptions {
     }
 }
 
+/// How the files of a database are laid out in `Options::vfs`.
+#[derive(Clone, Default)]
+pub enum StorageLayout {
+    /// A directory on a file system: a manifest log named by `CURRENT`, renamed into place,
+    /// and the WALs beside the SSTs (`docs/format/manifest.md`).
+    #[default]
+    Directory,
+    /// An object-store prefix: nothing is renamed or appended to. Each manifest change is a
+    /// new numbered snapshot object written create-if-absent and carrying the writer's
+    /// epoch, which fences an older writer; SSTs are immutable objects; the WAL lives where
+    /// `wal` says (`docs/object-storage.md`).
+    Objects {
+        /// Where the WAL lives.
+        wal: WalLocation,
+    },
+}
+
+/// Where the WAL of a database in an object store lives.
+#[derive(Clone)]
+pub enum WalLocation {
+    /// On a local file system: writes are as fast as on a local database, and an
+    /// acknowledged write survives a process crash (and with `Sync`, a power cut) but not
+    /// the loss of the machine. Each writer epoch logs under its own subdirectory of `dir`,
+    /// so a later writer never replays a fenced one's log.
+    Local {
+        /// The local file system.
+        vfs: Arc<dyn Vfs>,
+        /// The directory (it is created).
+        dir: PathBuf,
+    },
+    /// In the object store, as numbered WAL objects written create-if-absent (group
+    /// commit): a write acknowledged with `Sync` survives the loss of the machine.
+    Object,
+}
+
+/// Which WAL placement a `s3://` database opened by URL uses (`wal=local` or `wal=object`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WalMode {
+    /// The WAL on local disk, under the cache directory ([`WalLocation::Local`]).
+    #[default]
+    Local,
+    /// The WAL in the bucket ([`WalLocation::Object`]).
+    Object,
+}
+
+/// Settings of a database opened by URL in an S3-compatible object store
+/// (`s3://bucket/prefix`); a local directory ignores them. Credentials, region and endpoint
+/// default to what AWS tools read: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+/// `AWS_REGION`, `AWS_ENDPOINT_URL`.
+#[derive(Debug, Clone)]
+pub struct ObjectStoreOptions {
+    /// Where the WAL lives.
+    pub wal: WalMode,
+    /// Local directory for the disk cache of SST data and, with `WalMode::Local`, the
+    /// WAL. Default: `$XDG_CACHE_HOME/cellar/<bucket>/<prefix>` (else `~/.cache/...`).
+    pub cache_dir: Option<PathBuf>,
+    /// Byte budget of the disk cache of SST data (it survives restarts).
+    pub cache_bytes: u64,
+    /// The S3 endpoint (`http://127.0.0.1:8333`); overrides `AWS_ENDPOINT_URL`.
+    pub endpoint: Option<String>,
+    /// The region; overrides `AWS_REGION` (default `us-east-1`).
+    pub region: Option<String>,
+    /// Access key id; overrides `AWS_ACCESS_KEY_ID`.
+    pub access_key_id: Option<String>,
+    /// Secret access key; overrides `AWS_SECRET_ACCESS_KEY`.
+    pub secret_access_key: Option<String>,
+    /// Open a store that does not enforce conditional creates (`If-None-Match: *`) anyway:
+    /// the caller guarantees that only one writer ever opens the prefix. Without it such a
+    /// store is refused at open, because two writers could overwrite each other's objects.
+    pub assume_single_writer: bool,
+    /// With `WalMode::Object`: the longest a write without `Sync` waits before its WAL
+    /// object is written (writes with `Sync` are written at once, batched with whatever
+    /// else is waiting).
+    pub wal_flush_interval: Duration,
+}
+
+impl Default for ObjectStoreOptions {
+    fn default() -> Self {
+        ObjectStoreOptions {
+            wal: WalMode::Local,
+            cache_dir: None,
+            cache_bytes: 8 << 30,
+            endpoint: None,
+            region: None,
+            access_key_id: None,
+            secret_access_key: None,
+            assume_single_writer: false,
+            wal_flush_interval: Duration::from_millis(100),
+        }
+    }
+}
+
 /// How a database is opened and tuned. The defaults suit small records.
 #[derive(Clone)]
 pub struct Options {
     /// Where the files live: the real file system by default.
     pub vfs: Arc<dyn Vfs>,
+    /// How the files are laid out in `vfs`: a directory (the default), or an object-store
+    /// prefix. `Db::open` of an `s3://` URL sets this and `vfs` itself.
+    pub storage: StorageLayout,
+    /// Settings for opening an `s3://` URL.
+    pub object_store: ObjectStoreOptions,
     /// Create the database when the directory holds none.
     pub create_if_missing: bool,
     /// Fail to open when the directory holds a database already.
@@ -174,6 +273,8 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             vfs: Arc::new(RealVfs),
+            storage: StorageLayout::Directory,
+            object_store: ObjectStoreOptions::default(),
             create_if_missing: true,
             error_if_exists: false,
             memtable_size_bytes: 64 << 20,

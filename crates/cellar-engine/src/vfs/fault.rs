@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FileLock, RandomAccessFile, Vfs, WritableFile};
+use super::{CreateOutcome, FileLock, RandomAccessFile, Vfs, WritableFile};
 use crate::error::{Error, Result};
 
 /// The kinds of operation a [`FaultVfs`] counts and can fail.
@@ -36,6 +36,8 @@ pub enum IoKind {
     Rename,
     /// `Vfs::remove`.
     Remove,
+    /// `Vfs::create_if_absent`.
+    CreateIfAbsent,
     /// `open_read`, `hard_link`, `list`, `create_dir_all`, `file_size`, `lock`.
     /// (`exists` cannot fail and is not counted.)
     Other,
@@ -51,6 +53,9 @@ enum Rule {
     Exactly(u64),
     /// Fail every operation whose ordinal is at least this.
     From(u64),
+    /// Let the operation whose ordinal equals this take effect, then report an error: a
+    /// request that timed out after the store acted on it.
+    AmbiguousAt(u64),
 }
 
 #[derive(Debug, Default)]
@@ -74,24 +79,41 @@ impl std::fmt::Debug for FaultVfs {
     }
 }
 
-/// Counts one operation and says whether it must fail.
-fn tick(faults: &Mutex<Faults>, kind: IoKind, path: &Path) -> Result<()> {
+/// What to do with one operation.
+enum Verdict {
+    Pass,
+    Fail(Error),
+    /// Do it, then fail with this error.
+    DoThenFail(Error),
+}
+
+/// Counts one operation and says what to do with it.
+fn judge(faults: &Mutex<Faults>, kind: IoKind, path: &Path) -> Verdict {
     let mut f = faults.lock();
     let n = f.counts.entry(kind).or_insert(0);
     *n += 1;
     let n = *n;
-    let fail = match f.rules.get(&kind) {
-        Some(Rule::Exactly(at)) => n == *at,
-        Some(Rule::From(at)) => n >= *at,
-        None => false,
-    };
-    if fail {
-        return Err(Error::io(
+    let err = || {
+        Error::io(
             path,
             std::io::Error::other(format!("{INJECTED_FAULT} ({kind:?} #{n})")),
-        ));
+        )
+    };
+    match f.rules.get(&kind) {
+        Some(Rule::Exactly(at)) if n == *at => Verdict::Fail(err()),
+        Some(Rule::From(at)) if n >= *at => Verdict::Fail(err()),
+        Some(Rule::AmbiguousAt(at)) if n == *at => Verdict::DoThenFail(err()),
+        _ => Verdict::Pass,
     }
-    Ok(())
+}
+
+/// Counts one operation and says whether it must fail (an ambiguous rule fails it too, for
+/// operations without an effect to keep).
+fn tick(faults: &Mutex<Faults>, kind: IoKind, path: &Path) -> Result<()> {
+    match judge(faults, kind, path) {
+        Verdict::Pass => Ok(()),
+        Verdict::Fail(e) | Verdict::DoThenFail(e) => Err(e),
+    }
 }
 
 impl FaultVfs {
@@ -118,6 +140,15 @@ impl FaultVfs {
         let base = f.counts.get(&kind).copied().unwrap_or(0);
         f.rules
             .insert(kind, Rule::From(base.saturating_add(n.max(1))));
+    }
+
+    /// Lets the `n`-th operation of `kind` from now on take effect and then fails it: the
+    /// caller cannot tell whether it happened (a timed-out request to an object store).
+    pub fn ambiguous_nth(&self, kind: IoKind, n: u64) {
+        let mut f = self.faults.lock();
+        let base = f.counts.get(&kind).copied().unwrap_or(0);
+        f.rules
+            .insert(kind, Rule::AmbiguousAt(base.saturating_add(n.max(1))));
     }
 
     /// Removes every rule; counters keep counting.
@@ -223,6 +254,21 @@ impl Vfs for FaultVfs {
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         self.tick(IoKind::Read, path)?;
         self.inner.read_all(path)
+    }
+
+    fn create_if_absent(&self, path: &Path, data: &[u8]) -> Result<CreateOutcome> {
+        match judge(&self.faults, IoKind::CreateIfAbsent, path) {
+            Verdict::Pass => self.inner.create_if_absent(path, data),
+            Verdict::Fail(e) => Err(e),
+            Verdict::DoThenFail(e) => {
+                let _ = self.inner.create_if_absent(path, data);
+                Err(e)
+            }
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.inner.counters()
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use super::{FileLock, RandomAccessFile, Vfs, WritableFile};
+use super::{CreateOutcome, FileLock, RandomAccessFile, Vfs, WritableFile};
 use crate::error::{Error, Result};
 
 /// One file's bytes, shared by every name (hard link) and open handle that refers to it.
@@ -362,6 +362,25 @@ impl Vfs for MemVfs {
         let node = self.state.lock().file(path)?;
         let data = node.read().data.clone();
         Ok(data)
+    }
+
+    fn create_if_absent(&self, path: &Path, data: &[u8]) -> Result<CreateOutcome> {
+        let mut st = self.state.lock();
+        st.check_parent(path)?;
+        if st.live.contains_key(path) {
+            return Ok(CreateOutcome::AlreadyExists);
+        }
+        let node = Node::default();
+        {
+            let mut f = node.write();
+            f.data = data.to_vec();
+            f.synced_len = data.len();
+            f.synced_size = data.len();
+        }
+        st.live
+            .insert(path.to_path_buf(), Entry::File(node.clone()));
+        st.durable.insert(path.to_path_buf(), Entry::File(node));
+        Ok(CreateOutcome::Created)
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {

@@ -87,6 +87,15 @@ pub trait RandomAccessFile: Send + Sync {
     fn size(&self) -> u64;
 }
 
+/// What [`Vfs::create_if_absent`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateOutcome {
+    /// The file did not exist; it now holds exactly the given bytes, durably.
+    Created,
+    /// A file of that name existed already (another writer's); it was left untouched.
+    AlreadyExists,
+}
+
 /// The file system the engine does all its I/O through: [`RealVfs`] in production,
 /// [`MemVfs`] and [`FaultVfs`] in tests.
 pub trait Vfs: Send + Sync + 'static {
@@ -113,6 +122,18 @@ pub trait Vfs: Send + Sync + 'static {
     fn exists(&self, path: &Path) -> bool;
     /// The size of the file at `path`.
     fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Creates `path` holding exactly `data`, durably, only if nothing of that name exists:
+    /// the one conditional write a database on an object store needs (a numbered manifest
+    /// or WAL object created this way fences an older writer; `docs/object-storage.md`).
+    /// Returns `AlreadyExists` when another writer's file is there. An error leaves the
+    /// outcome unknown (a request that timed out may have created the file): the caller
+    /// resolves it by reading the file back, never by guessing.
+    fn create_if_absent(&self, path: &Path, data: &[u8]) -> Result<CreateOutcome>;
+    /// Counters of the storage under the engine (requests, bytes, cache hits and misses),
+    /// by name, for `Db::stats` and `/metrics`. A local file system keeps none.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// Takes an exclusive lock so that two processes cannot open one database. The lock is
     /// released when the returned guard is dropped.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
-use super::{FileLock, RandomAccessFile, Vfs, WritableFile};
+use super::{CreateOutcome, FileLock, RandomAccessFile, Vfs, WritableFile};
 use crate::error::{Error, Result};
 
 /// The operating system's file system.
@@ -257,6 +257,34 @@ struct RealLock {
 }
 impl FileLock for RealLock {}
 
+/// Writes `data` to a temporary name and syncs it, then publishes it with `link(2)`, which
+/// fails with `EEXIST` instead of replacing an existing file: a no-clobber create that a
+/// reader never sees half written. The directory sync makes the new name durable.
+fn create_if_absent(path: &Path, data: &[u8]) -> Result<CreateOutcome> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    // `.tmp`: the name the engine treats as an unfinished write and removes at open.
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = parent.join(tmp_name);
+    let written = (|| {
+        let mut f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        f.write_all(data).map_err(|e| Error::io(&tmp, e))?;
+        f.sync_data().map_err(|e| Error::io(&tmp, e))
+    })();
+    let linked = written.and_then(|()| match std::fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(CreateOutcome::Created),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(CreateOutcome::AlreadyExists),
+        Err(e) => Err(Error::io(path, e)),
+    });
+    let _ = std::fs::remove_file(&tmp);
+    let outcome = linked?;
+    if outcome == CreateOutcome::Created {
+        let dir = File::open(parent).map_err(|e| Error::io(parent, e))?;
+        dir.sync_all().map_err(|e| Error::io(parent, e))?;
+    }
+    Ok(outcome)
+}
+
 impl Vfs for RealVfs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new()
@@ -296,6 +324,10 @@ impl Vfs for RealVfs {
 
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         std::fs::read(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn create_if_absent(&self, path: &Path, data: &[u8]) -> Result<CreateOutcome> {
+        create_if_absent(path, data)
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
