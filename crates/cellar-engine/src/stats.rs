@@ -137,6 +137,12 @@ pub struct Stats {
     pub last_sequence: u64,
     /// Every keyspace.
     pub keyspaces: Vec<KeyspaceStats>,
+    /// Counters of the storage under the engine, by name: for a database in an object store
+    /// its requests (GETs, PUTs, bytes, per file kind) and its disk cache's hits, misses and
+    /// bytes (`Vfs::counters`); empty on a local file system.
+    pub storage: Vec<(&'static str, u64)>,
+    /// The writer epoch of a database in an object store (0 in a directory).
+    pub writer_epoch: u64,
 }
 
 impl Counters {

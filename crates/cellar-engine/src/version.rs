@@ -45,6 +45,8 @@ pub struct LsmMeta {
     pub last_sequence: SeqNo,
     /// The next number to give a new keyspace.
     pub next_keyspace_id: u32,
+    /// The epoch of the database's writer in an object store (0 in a directory).
+    pub writer_epoch: u64,
 }
 
 impl LsmMeta {
@@ -66,6 +68,9 @@ impl LsmMeta {
         }
         if let Some(n) = edit.next_keyspace_id {
             self.next_keyspace_id = n;
+        }
+        if let Some(n) = edit.writer_epoch {
+            self.writer_epoch = n;
         }
         for (id, name) in &edit.created_keyspaces {
             if self.keyspaces.contains_key(id) {
@@ -131,6 +136,7 @@ impl LsmMeta {
             next_file_number: Some(self.next_file_number),
             last_sequence: Some(self.last_sequence),
             next_keyspace_id: Some(self.next_keyspace_id),
+            writer_epoch: (self.writer_epoch > 0).then_some(self.writer_epoch),
             ..VersionEdit::default()
         };
         for (id, k) in &self.keyspaces {

@@ -12,8 +12,11 @@ mod common;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use cellar_engine::vfs::MemVfs;
-use cellar_engine::{Db, Durability, Keyspace, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+use cellar_engine::vfs::{MemVfs, Vfs};
+use cellar_engine::{
+    Db, Durability, Keyspace, ReadOptions, Snapshot, StorageLayout, WalLocation, WriteBatch,
+    WriteOptions,
+};
 use proptest::prelude::*;
 
 use common::{scan_all, tiny_options};
@@ -47,6 +50,9 @@ enum Op {
     Reopen,
     PowerLoss,
     ProcessCrash,
+    /// The machine is lost: a database in an object store reopens elsewhere, without its
+    /// local WAL (a power loss for a directory).
+    MachineLoss,
 }
 
 fn key() -> impl Strategy<Value = Vec<u8>> {
@@ -92,6 +98,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Compact),
         2 => proptest::collection::btree_map(key(), proptest::option::weighted(0.85, value()), 1..12).prop_map(Op::Ingest),
         1 => Just(Op::Reopen),
+        1 => Just(Op::MachineLoss),
         1 => Just(Op::PowerLoss),
         1 => Just(Op::ProcessCrash),
     ]
@@ -114,6 +121,9 @@ fn apply(model: &mut Model, w: &Write) {
 struct Harness {
     vfs: MemVfs,
     background: bool,
+    /// The database lives in an "object store" (`StorageLayout::Objects` on the same
+    /// MemVfs, the local WAL under `/wal`).
+    objects: bool,
     /// See `Harness::open`.
     layout: usize,
     db: Option<Db>,
@@ -124,6 +134,8 @@ struct Harness {
     /// How many of `history` must survive a power loss / a process crash.
     durable_power: usize,
     durable_process: usize,
+    /// How many of `history` are in SSTs (flushed, compacted, ingested or reopened).
+    durable_machine: usize,
     model: Model,
     snapshots: Vec<(Snapshot, Model)>,
 }
@@ -133,8 +145,16 @@ impl Harness {
     /// are read: 0 one index and filter (version 1), 1 index partitions of a few entries
     /// pinned in memory, 2 the same read through the block cache (metadata budget 0).
     /// Reopens change it, so one database mixes layouts.
-    fn open(vfs: MemVfs, background: bool, layout: usize) -> Db {
+    fn open(vfs: MemVfs, background: bool, layout: usize, objects: bool) -> Db {
         let mut opts = tiny_options(std::sync::Arc::new(vfs.clone()), background);
+        if objects {
+            opts.storage = StorageLayout::Objects {
+                wal: WalLocation::Local {
+                    vfs: std::sync::Arc::new(vfs.clone()),
+                    dir: "/wal".into(),
+                },
+            };
+        }
         if !layout.is_multiple_of(3) {
             opts.index_partition_bytes = 48;
         }
@@ -144,13 +164,14 @@ impl Harness {
         Db::open("/db", opts).expect("open")
     }
 
-    fn new(background: bool, layout: usize) -> Self {
+    fn new(background: bool, layout: usize, objects: bool) -> Self {
         let vfs = MemVfs::new();
-        let db = Self::open(vfs.clone(), background, layout);
+        let db = Self::open(vfs.clone(), background, layout, objects);
         let ks = db.default_keyspace();
         Harness {
             vfs,
             background,
+            objects,
             layout,
             db: Some(db),
             ks,
@@ -158,6 +179,7 @@ impl Harness {
             history: Vec::new(),
             durable_power: 0,
             durable_process: 0,
+            durable_machine: 0,
             model: Model::new(),
             snapshots: Vec::new(),
         }
@@ -166,6 +188,12 @@ impl Harness {
     fn all_durable(&mut self) {
         self.durable_power = self.history.len();
         self.durable_process = self.history.len();
+    }
+
+    /// Every write so far is in SSTs.
+    fn all_in_tables(&mut self) {
+        self.all_durable();
+        self.durable_machine = self.history.len();
     }
 
     fn db(&self) -> &Db {
@@ -179,7 +207,12 @@ impl Harness {
             old.close().expect("close");
         }
         self.layout += 1;
-        self.db = Some(Self::open(vfs.clone(), self.background, self.layout));
+        self.db = Some(Self::open(
+            vfs.clone(),
+            self.background,
+            self.layout,
+            self.objects,
+        ));
         self.vfs = vfs;
         let got = scan_all(self.db(), &self.ks);
         let mut state = self.base.clone();
@@ -207,6 +240,7 @@ impl Harness {
         self.history.clear();
         self.durable_power = 0;
         self.durable_process = 0;
+        self.durable_machine = 0;
         Ok(())
     }
 
@@ -342,13 +376,13 @@ impl Harness {
             }
             Op::Flush => {
                 self.db().flush().expect("flush");
-                self.all_durable();
+                self.all_in_tables();
             }
             Op::Compact => {
                 self.db()
                     .compact_range(&self.ks, None, None)
                     .expect("compact");
-                self.all_durable();
+                self.all_in_tables();
             }
             Op::Ingest(entries) => {
                 let mut w = self.db().ingest_writer(&self.ks).expect("ingest writer");
@@ -371,7 +405,7 @@ impl Harness {
                     apply(&mut self.model, x);
                 }
                 self.history.push((writes, Durability::Sync));
-                self.all_durable();
+                self.all_in_tables();
             }
             Op::Reopen => {
                 let vfs = self.vfs.clone();
@@ -389,13 +423,29 @@ impl Harness {
                 let keep = self.durable_process;
                 self.recover(clone, keep)?;
             }
+            Op::MachineLoss if self.objects => {
+                // The bucket keeps everything it acknowledged; the local disk is gone.
+                let clone = self.vfs.process_crash_clone();
+                for (path, _) in clone.list_all() {
+                    if path.starts_with("/wal") {
+                        let _ = clone.remove(&path);
+                    }
+                }
+                let keep = self.durable_machine;
+                self.recover(clone, keep)?;
+            }
+            Op::MachineLoss => {
+                let clone = self.vfs.crash_clone();
+                let keep = self.durable_power;
+                self.recover(clone, keep)?;
+            }
         }
         Ok(())
     }
 }
 
-fn run_ops(ops: &[Op], background: bool) -> Result<(), TestCaseError> {
-    let mut h = Harness::new(background, ops.len());
+fn run_ops(ops: &[Op], background: bool, objects: bool) -> Result<(), TestCaseError> {
+    let mut h = Harness::new(background, ops.len(), objects);
     for op in ops {
         h.run(op)?;
     }
@@ -409,11 +459,16 @@ proptest! {
 
     #[test]
     fn engine_matches_model_inline_work(ops in proptest::collection::vec(op(), 1..120)) {
-        run_ops(&ops, false)?;
+        run_ops(&ops, false, false)?;
+    }
+
+    #[test]
+    fn object_store_layout_matches_model(ops in proptest::collection::vec(op(), 1..100)) {
+        run_ops(&ops, false, true)?;
     }
 
     #[test]
     fn engine_matches_model_background_work(ops in proptest::collection::vec(op(), 1..80)) {
-        run_ops(&ops, true)?;
+        run_ops(&ops, true, false)?;
     }
 }

@@ -196,6 +196,16 @@ impl Db {
         let dir = dir.as_ref();
         let inner = &self.inner;
         let vfs = &inner.vfs;
+        if matches!(
+            inner.opts.storage,
+            crate::options::StorageLayout::Objects { .. }
+        ) {
+            return Err(Error::InvalidArgument(
+                "a checkpoint hard-links files in one directory; a database in an object \
+                 store is copied with `cellar backup`"
+                    .into(),
+            ));
+        }
         if vfs.exists(dir) && !vfs.list(dir)?.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "checkpoint directory {} is not empty",
@@ -298,6 +308,8 @@ impl Db {
         s.metadata_budget_used_bytes = inner.cache.metadata_budget().used_bytes();
         s.warm_up_budget_used_bytes = inner.cache.warm_up().map_or(0, |w| w.used_bytes());
         s.last_sequence = inner.last_visible.load();
+        s.storage = inner.vfs.counters();
+        s.writer_epoch = inner.manifest.lock().meta.writer_epoch;
         for k in sv.version.keyspaces.values() {
             let mut ks = KeyspaceStats {
                 name: k.name.to_string(),

@@ -8,7 +8,7 @@ use super::version_set::log_and_apply;
 use super::DbInner;
 use crate::compaction::{write_sorted_run, OutputSpec, RunFilter};
 use crate::error::Result;
-use crate::manifest::{sst_file_name, wal_file_name, FileMeta, RangeTombstone, VersionEdit};
+use crate::manifest::{sst_file_name, FileMeta, RangeTombstone, VersionEdit};
 use crate::memtable::Memtable;
 use crate::options::{KeyspaceOptions, Options};
 use crate::sst::SstOptions;
@@ -126,9 +126,7 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
         },
         Some(&mem),
     )?;
-    let _ = inner
-        .vfs
-        .remove(&inner.dir.join(wal_file_name(mem.wal_number())));
+    let _ = inner.wal_vfs.remove(&inner.wal_path(mem.wal_number()));
     Counters::add(&inner.counters.flushes, 1);
     Counters::add(&inner.counters.flush_bytes, bytes);
     Ok(true)

@@ -27,6 +27,7 @@ use crate::batch::{Keyspace, WriteBatch};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::manifest::{sst_file_name, FileMeta, VersionEdit};
+use crate::options::StorageLayout;
 use crate::sst::{SstBuilder, SstOptions};
 use crate::types::{self, user_key, ValueKind, MAX_KEY_LEN, MAX_VALUE_LEN};
 use crate::version::LsmMeta;
@@ -125,7 +126,11 @@ impl Db {
             return Ok(());
         }
         let _writers = inner.exclusive_writes();
-        if self.memtables_overlap(&sets) {
+        // In an object store with a local WAL, the machine's loss keeps the ingested files
+        // but not unflushed writes: flushing first keeps what survives a prefix of the
+        // writes, as everywhere else.
+        let local_wal = matches!(inner.opts.storage, StorageLayout::Objects { .. });
+        if local_wal || self.memtables_overlap(&sets) {
             self.flush()?;
         }
         let _compaction = inner.compaction_lock.lock();

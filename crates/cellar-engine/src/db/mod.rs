@@ -11,6 +11,7 @@ mod flush;
 mod ingest;
 mod iterator;
 mod open;
+mod open_objects;
 mod read;
 mod version_set;
 mod visibility;
@@ -60,9 +61,21 @@ pub(crate) struct WalState {
     pub last_seq: SeqNo,
 }
 
+/// Where manifest changes go.
+pub(crate) enum ManifestSink {
+    /// A directory: edits appended to the manifest log `CURRENT` names.
+    Log(LogWriter),
+    /// An object store: each change a new snapshot object with this writer's epoch.
+    Objects {
+        /// This writer's epoch (bumped by its open).
+        epoch: u64,
+    },
+}
+
 pub(crate) struct ManifestState {
     pub meta: LsmMeta,
-    pub writer: LogWriter,
+    pub sink: ManifestSink,
+    /// The manifest file's number (directory) or the newest snapshot's id (object store).
     pub number: u64,
     pub open_files: HashMap<u64, Arc<FileHandle>>,
 }
@@ -78,6 +91,10 @@ pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,
     pub vfs: Arc<dyn Vfs>,
+    /// Where the WALs live: `vfs` and `dir` for a directory; a local file system for a
+    /// database in an object store (`WalLocation::Local`).
+    pub wal_vfs: Arc<dyn Vfs>,
+    pub wal_dir: PathBuf,
     pub counters: Arc<Counters>,
     pub cache: Arc<BlockCache>,
     pub sv: RwLock<Arc<SuperVersion>>,
@@ -109,13 +126,18 @@ pub(crate) struct DbInner {
     /// Per keyspace: the layer above's compaction filter (`Db::set_compaction_filter`).
     pub compaction_filters: RwLock<HashMap<u32, Arc<dyn crate::compaction::CompactionFilter>>>,
     poisoned: AtomicBool,
-    poison_reason: Mutex<Option<String>>,
+    poison_reason: Mutex<Option<Error>>,
     pub _lock: Box<dyn FileLock>,
 }
 
 impl DbInner {
     pub fn super_version(&self) -> Arc<SuperVersion> {
         Arc::clone(&self.sv.read())
+    }
+
+    /// The path of WAL `number`.
+    pub fn wal_path(&self, number: u64) -> PathBuf {
+        self.wal_dir.join(crate::manifest::wal_file_name(number))
     }
 
     pub fn alloc_file_number(&self) -> u64 {
@@ -127,7 +149,7 @@ impl DbInner {
     pub fn poison(&self, why: &Error) {
         let mut r = self.poison_reason.lock();
         if r.is_none() {
-            *r = Some(why.to_string());
+            *r = Some(why.clone());
         }
         self.poisoned.store(true, Ordering::SeqCst);
         self.signal_bg();
@@ -135,8 +157,12 @@ impl DbInner {
 
     pub fn check_poisoned(&self) -> Result<()> {
         if self.poisoned.load(Ordering::SeqCst) {
-            let why = self.poison_reason.lock().clone().unwrap_or_default();
-            return Err(Error::Poisoned(why));
+            return Err(match self.poison_reason.lock().clone() {
+                // A fenced writer stays fenced: every later write says so, not "poisoned".
+                Some(Error::Fenced(why)) => Error::Fenced(why),
+                Some(e) => Error::Poisoned(e.to_string()),
+                None => Error::Poisoned(String::new()),
+            });
         }
         Ok(())
     }

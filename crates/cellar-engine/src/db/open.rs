@@ -4,15 +4,15 @@
 //! orphan is removed, so a crash at any point leaves a state the next open recovers from.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
-use std::sync::atomic::AtomicU64;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::version_set::open_table;
 use super::visibility::VisibleSeq;
-use super::{flush, write, BgState, DbInner, ManifestState, SuperVersion, WalState};
+use super::{flush, write, BgState, DbInner, ManifestSink, ManifestState, SuperVersion, WalState};
 use crate::batch::decode_batch;
 use crate::cache::{BlockCache, WarmUp};
 use crate::error::{Error, Result};
@@ -22,15 +22,15 @@ use crate::manifest::{
     FileKind, VersionEdit,
 };
 use crate::memtable::Memtable;
-use crate::options::{KeyspaceOptions, Options};
+use crate::options::{KeyspaceOptions, Options, StorageLayout};
 use crate::stats::Counters;
 use crate::types::SeqNo;
-use crate::version::{LsmMeta, Version};
-use crate::vfs::Vfs;
+use crate::version::{FileHandle, LsmMeta, Version};
+use crate::vfs::{FileLock, Vfs};
 
 pub(crate) const DEFAULT_KEYSPACE: &str = "default";
 
-fn new_meta(num_levels: usize) -> Result<LsmMeta> {
+pub(super) fn new_meta(num_levels: usize) -> Result<LsmMeta> {
     let mut meta = LsmMeta {
         next_file_number: 1,
         ..LsmMeta::default()
@@ -108,8 +108,15 @@ fn holds_data(vfs: &dyn Vfs, dir: &Path, names: &[String]) -> Result<bool> {
 /// Opens (or creates) the database in `dir`, in named phases whose order makes recovery
 /// idempotent (see the module doc).
 pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
-    let vfs = Arc::clone(&opts.vfs);
     validate_options(&opts)?;
+    match opts.storage.clone() {
+        StorageLayout::Directory => open_directory(dir, opts),
+        StorageLayout::Objects { wal } => super::open_objects::open_objects(dir, opts, wal),
+    }
+}
+
+fn open_directory(dir: &Path, opts: Options) -> Result<DbInner> {
+    let vfs = Arc::clone(&opts.vfs);
     require_dir(&*vfs, dir, &opts)?;
     let lock = vfs.lock(&dir.join("LOCK"))?;
     let counters = Arc::new(Counters::default());
@@ -119,7 +126,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     let (mut meta, existing) = load_meta(&*vfs, dir, &opts, &names)?;
     let (wals, max_seen) = existing_file_numbers(&names);
     let next_file = AtomicU64::new(meta.next_file_number.max(max_seen + 1).max(1));
-    let alloc = || next_file.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let alloc = || next_file.fetch_add(1, Ordering::SeqCst);
 
     let (recovered, last_seq) = replay_wals(&*vfs, dir, &opts, &meta, existing, wals)?;
     flush_recovered(&vfs, dir, &opts, &alloc, &mut meta, &recovered, last_seq)?;
@@ -133,7 +140,7 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
     let manifest_number = alloc();
     meta.log_number = wal_number;
     meta.last_sequence = last_seq;
-    meta.next_file_number = next_file.load(std::sync::atomic::Ordering::SeqCst);
+    meta.next_file_number = next_file.load(Ordering::SeqCst);
     let manifest_writer = write_new_manifest(&*vfs, dir, &meta, manifest_number)?;
     let wal_writer = create_wal(&*vfs, dir, &opts, wal_number)?;
 
@@ -142,47 +149,90 @@ pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
         open_table(&vfs, dir, &opts, &cache, &counters, f)
     })?;
     remove_obsolete(&*vfs, dir, &names, &meta, wal_number, manifest_number);
-
-    let sv = SuperVersion {
-        mem: Arc::new(Memtable::new(wal_number, opts.memtable_filter_bytes())),
-        imms: Vec::new(),
-        version: Arc::new(version),
-    };
-    Ok(DbInner {
+    assemble(Opened {
         dir: dir.to_path_buf(),
-        vfs,
+        wal_vfs: Arc::clone(&vfs),
+        wal_dir: dir.to_path_buf(),
+        lock,
         counters,
         cache,
+        meta,
+        open_files,
+        version,
+        wal_writer,
+        wal_number,
+        last_seq,
+        next_file: next_file.load(Ordering::SeqCst),
+        sink: ManifestSink::Log(manifest_writer),
+        manifest_number,
+        opts,
+    })
+}
+
+/// What an open recovered and created, for [`assemble`].
+pub(super) struct Opened {
+    pub dir: PathBuf,
+    pub opts: Options,
+    pub wal_vfs: Arc<dyn Vfs>,
+    pub wal_dir: PathBuf,
+    pub lock: Box<dyn FileLock>,
+    pub counters: Arc<Counters>,
+    pub cache: Arc<BlockCache>,
+    pub meta: LsmMeta,
+    pub open_files: HashMap<u64, Arc<FileHandle>>,
+    pub version: Version,
+    pub wal_writer: LogWriter,
+    pub wal_number: u64,
+    pub last_seq: SeqNo,
+    pub next_file: u64,
+    pub sink: ManifestSink,
+    pub manifest_number: u64,
+}
+
+/// The engine over what an open recovered: an empty memtable on the new WAL, the version.
+pub(super) fn assemble(o: Opened) -> Result<DbInner> {
+    let sv = SuperVersion {
+        mem: Arc::new(Memtable::new(o.wal_number, o.opts.memtable_filter_bytes())),
+        imms: Vec::new(),
+        version: Arc::new(o.version),
+    };
+    Ok(DbInner {
+        dir: o.dir,
+        vfs: Arc::clone(&o.opts.vfs),
+        wal_vfs: o.wal_vfs,
+        wal_dir: o.wal_dir,
+        counters: o.counters,
+        cache: o.cache,
         sv: RwLock::new(Arc::new(sv)),
-        last_visible: VisibleSeq::new(last_seq),
-        next_file_number: AtomicU64::new(next_file.load(std::sync::atomic::Ordering::SeqCst)),
+        last_visible: VisibleSeq::new(o.last_seq),
+        next_file_number: AtomicU64::new(o.next_file),
         wal: Mutex::new(WalState {
-            writer: wal_writer,
-            number: wal_number,
-            last_seq,
+            writer: o.wal_writer,
+            number: o.wal_number,
+            last_seq: o.last_seq,
         }),
         writers: Mutex::new(write::WriteQueue::default()),
         writers_cv: Condvar::new(),
         write_gate: parking_lot::RwLock::new(()),
         manifest: Mutex::new(ManifestState {
-            meta,
-            writer: manifest_writer,
-            number: manifest_number,
-            open_files,
+            meta: o.meta,
+            sink: o.sink,
+            number: o.manifest_number,
+            open_files: o.open_files,
         }),
         compaction_lock: Mutex::new(()),
         flush_lock: Mutex::new(()),
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),
         snapshots: Arc::new(Mutex::new(BTreeMap::new())),
-        multi_get_pool: multi_get_pool(opts.multi_get_threads)?,
+        multi_get_pool: multi_get_pool(o.opts.multi_get_threads)?,
         multi_get_wait_permille: AtomicU64::new(1000),
         multi_get_miss_permille: AtomicU64::new(1000),
         compaction_filters: Default::default(),
         poisoned: Default::default(),
         poison_reason: Mutex::new(None),
-        _lock: lock,
-        opts,
+        _lock: o.lock,
+        opts: o.opts,
     })
 }
 
@@ -201,7 +251,7 @@ fn require_dir(vfs: &dyn Vfs, dir: &Path, opts: &Options) -> Result<()> {
 }
 
 /// The database's block cache, with the doorkeeper and the warm-up its options ask for.
-fn new_block_cache(opts: &Options, counters: &Arc<Counters>) -> Arc<BlockCache> {
+pub(super) fn new_block_cache(opts: &Options, counters: &Arc<Counters>) -> Arc<BlockCache> {
     let mut cache = BlockCache::with_metadata_budget(
         opts.block_cache_size_bytes,
         opts.max_resident_metadata_bytes,
@@ -274,7 +324,7 @@ fn load_meta(
 
 /// The WALs in the directory, and the highest file number of any kind (so new files never
 /// reuse one).
-fn existing_file_numbers(names: &[String]) -> (Vec<u64>, u64) {
+pub(super) fn existing_file_numbers(names: &[String]) -> (Vec<u64>, u64) {
     let mut wals = Vec::new();
     let mut max_seen = 0u64;
     for name in names {
@@ -293,7 +343,7 @@ fn existing_file_numbers(names: &[String]) -> (Vec<u64>, u64) {
 /// Replays the WALs the manifest does not cover yet, oldest first, into one memtable;
 /// returns it with the last sequence number recovered. Only the newest WAL may end in a
 /// torn record: older ones were synced before the next one was started.
-fn replay_wals(
+pub(super) fn replay_wals(
     vfs: &dyn Vfs,
     dir: &Path,
     opts: &Options,
@@ -356,7 +406,7 @@ fn replay_wals(
 
 /// The recovered writes go to level 0 (recorded in `meta`) before the WALs holding them
 /// are dropped.
-fn flush_recovered(
+pub(super) fn flush_recovered(
     vfs: &Arc<dyn Vfs>,
     dir: &Path,
     opts: &Options,
@@ -404,7 +454,12 @@ fn write_new_manifest(
 }
 
 /// Creates the WAL new writes go to, synced with its directory.
-fn create_wal(vfs: &dyn Vfs, dir: &Path, opts: &Options, wal_number: u64) -> Result<LogWriter> {
+pub(super) fn create_wal(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    opts: &Options,
+    wal_number: u64,
+) -> Result<LogWriter> {
     let wal_path = dir.join(wal_file_name(wal_number));
     let mut wal_writer = LogWriter::new(vfs.create(&wal_path)?, wal_path, LogKind::Wal)?;
     wal_writer.set_writeback_bytes(opts.wal_writeback_bytes);

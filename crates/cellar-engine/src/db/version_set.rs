@@ -5,10 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{DbInner, ManifestState, SuperVersion};
+use super::{DbInner, ManifestSink, ManifestState, SuperVersion};
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::log::{LogKind, LogWriter};
+use crate::manifest::objects::{publish_snapshot, snapshot_path, Published, KEEP_SNAPSHOTS};
 use crate::manifest::{manifest_file_name, sst_file_name, write_current, FileMeta, VersionEdit};
 use crate::memtable::Memtable;
 use crate::options::Options;
@@ -68,10 +69,14 @@ pub(crate) fn log_and_apply(
     edit.next_file_number = Some(next_file);
     meta.next_file_number = meta.next_file_number.max(next_file);
 
-    let logged = m
-        .writer
-        .add_record(&edit.encode())
-        .and_then(|_| m.writer.sync());
+    meta.writer_epoch = m.meta.writer_epoch;
+    let logged = match &mut m.sink {
+        ManifestSink::Log(w) => w.add_record(&edit.encode()).and_then(|_| w.sync()),
+        ManifestSink::Objects { epoch } => {
+            let epoch = *epoch;
+            publish_next_snapshot(inner, &mut m, &meta, epoch)
+        }
+    };
     if let Err(e) = logged {
         inner.poison(&e);
         return Err(e);
@@ -95,7 +100,11 @@ pub(crate) fn log_and_apply(
     retire_files(&mut m, &edit);
     m.meta = meta;
     publish(inner, version, flushed);
-    if m.writer.file_size() > MANIFEST_ROLLOVER_BYTES {
+    let log_size = match &m.sink {
+        ManifestSink::Log(w) => w.file_size(),
+        ManifestSink::Objects { .. } => 0,
+    };
+    if log_size > MANIFEST_ROLLOVER_BYTES {
         if let Err(e) = roll_manifest(inner, &mut m) {
             inner.poison(&e);
             return Err(e);
@@ -104,6 +113,42 @@ pub(crate) fn log_and_apply(
     drop(m);
     inner.signal_bg();
     Ok(())
+}
+
+/// Publishes `meta` as the next snapshot of a database in an object store. Another
+/// writer's snapshot at that id means a newer writer opened the database (an older one
+/// cannot get past the id where this writer's epoch was published): this one is fenced.
+fn publish_next_snapshot(
+    inner: &DbInner,
+    m: &mut ManifestState,
+    meta: &LsmMeta,
+    epoch: u64,
+) -> Result<()> {
+    let id = m.number + 1;
+    let mut snap = meta.snapshot_edit();
+    snap.writer_epoch = Some(epoch);
+    match publish_snapshot(&*inner.vfs, &inner.dir, id, &snap)? {
+        Published::Yes => {
+            m.number = id;
+            if let Some(old) = id.checked_sub(KEEP_SNAPSHOTS) {
+                let _ = inner.vfs.remove(&snapshot_path(&inner.dir, old));
+            }
+            Ok(())
+        }
+        Published::Taken { epoch: theirs } if theirs > epoch => Err(Error::Fenced(format!(
+            "a newer writer (epoch {theirs}) opened {} and published manifest {id}; this \
+             writer (epoch {epoch}) accepts no more writes",
+            inner.dir.display()
+        ))),
+        Published::Taken { epoch: theirs } => Err(Error::corruption(
+            snapshot_path(&inner.dir, id),
+            0,
+            format!(
+                "manifest {id} holds epoch {theirs}, not newer than this writer's {epoch}: \
+                 an older writer got past this writer's epoch"
+            ),
+        )),
+    }
 }
 
 /// Files the edit deletes (and every file of a keyspace it drops) leave the open set; each
@@ -164,7 +209,7 @@ fn roll_manifest(inner: &DbInner, m: &mut ManifestState) -> Result<()> {
     w.add_record(&snap.encode())?;
     w.sync()?;
     write_current(&*inner.vfs, &inner.dir, number)?;
-    let old = std::mem::replace(&mut m.writer, w);
+    let old = std::mem::replace(&mut m.sink, ManifestSink::Log(w));
     drop(old);
     let _ = inner
         .vfs

@@ -24,7 +24,6 @@ use super::{background, flush, Db, DbInner, SuperVersion, WalState};
 use crate::batch::{BatchOp, Keyspace, WriteBatch};
 use crate::error::{Error, Result};
 use crate::log::{LogKind, LogWriter};
-use crate::manifest::wal_file_name;
 use crate::memtable::Memtable;
 use crate::options::{Durability, WriteOptions};
 use crate::stats::Counters;
@@ -430,12 +429,12 @@ impl DbInner {
             // whole and cut to its last record before the switch.
             wal.writer.finish()?;
             let number = self.alloc_file_number();
-            let path = self.dir.join(wal_file_name(number));
-            let mut writer = LogWriter::new(self.vfs.create(&path)?, path, LogKind::Wal)?;
+            let path = self.wal_path(number);
+            let mut writer = LogWriter::new(self.wal_vfs.create(&path)?, path, LogKind::Wal)?;
             writer.set_writeback_bytes(self.opts.wal_writeback_bytes);
             writer.set_preallocate_bytes(self.opts.wal_reserve_bytes());
             writer.flush()?;
-            self.vfs.sync_dir(&self.dir)?;
+            self.wal_vfs.sync_dir(&self.wal_dir)?;
             Ok::<_, Error>((writer, number))
         })();
         let (writer, number) = match r {

@@ -77,5 +77,18 @@ pub(crate) fn record_crc(len_field: [u8; 4], payload: &[u8]) -> u32 {
     mask_crc(crc32c::crc32c_append(crc32c::crc32c(&len_field), payload))
 }
 
+/// A whole log holding `payloads` as its records, framed as `LogWriter` frames them: for
+/// logs written in one piece (an object-store manifest snapshot or WAL object).
+pub fn encode_log<'a>(kind: LogKind, payloads: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = kind.header().to_vec();
+    for p in payloads {
+        let len = u32::try_from(p.len()).unwrap_or(u32::MAX).to_le_bytes();
+        out.extend_from_slice(&record_crc(len, p).to_le_bytes());
+        out.extend_from_slice(&len);
+        out.extend_from_slice(p);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

@@ -58,6 +58,9 @@ pub struct VersionEdit {
     pub last_sequence: Option<u64>,
     /// The next number to give a new keyspace.
     pub next_keyspace_id: Option<u32>,
+    /// The epoch of the writer that wrote the edit: only in the snapshots of a database in
+    /// an object store, where each writer's open bumps it (docs/object-storage.md).
+    pub writer_epoch: Option<u64>,
     /// Keyspaces created: (number, name).
     pub created_keyspaces: Vec<(u32, String)>,
     /// How a keyspace's files are written; recorded with its creation.
@@ -89,6 +92,7 @@ mod tag {
     pub const KEYSPACE_OPTIONS: u64 = 11;
     /// An added file with a global sequence number (an ingested file).
     pub const ADDED_INGESTED_FILE: u64 = 12;
+    pub const WRITER_EPOCH: u64 = 13;
 }
 
 /// Presence bits of a `KEYSPACE_OPTIONS` field.
@@ -194,6 +198,10 @@ impl VersionEdit {
             put_varint(&mut dst, tag::DELETED_RANGE_TOMBSTONE);
             put_tombstone(&mut dst, *ks, t);
         }
+        if let Some(epoch) = self.writer_epoch {
+            put_varint(&mut dst, tag::WRITER_EPOCH);
+            put_varint(&mut dst, epoch);
+        }
         dst
     }
 
@@ -224,6 +232,9 @@ impl VersionEdit {
                 }
                 tag::NEXT_KEYSPACE_ID => {
                     set_once(&mut e.next_keyspace_id, r.u32("next keyspace id")?, &r, at)?
+                }
+                tag::WRITER_EPOCH => {
+                    set_once(&mut e.writer_epoch, r.varint("writer epoch")?, &r, at)?
                 }
                 tag::CREATED_KEYSPACE => {
                     let id = r.u32("keyspace id")?;

@@ -141,3 +141,33 @@ pub trait Vfs: Send + Sync + 'static {
 
 /// A held lock from [`Vfs::lock`]; dropping it releases the lock.
 pub trait FileLock: Send + Sync {}
+
+/// Whether `e` says a file does not exist.
+pub fn is_not_found(e: &crate::error::Error) -> bool {
+    matches!(e, crate::error::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// [`Vfs::create_if_absent`], with an unknown outcome resolved rather than guessed: after an
+/// error, the file is read back. Our bytes there: created. Other bytes: another writer's.
+/// Nothing there: the create is tried again (a few times). The bytes a caller creates this
+/// way must identify their writer (an epoch), so that another writer's can never be equal.
+pub fn create_if_absent_resolved(vfs: &dyn Vfs, path: &Path, data: &[u8]) -> Result<CreateOutcome> {
+    const ATTEMPTS: usize = 3;
+    let mut last = None;
+    for _ in 0..ATTEMPTS {
+        let err = match vfs.create_if_absent(path, data) {
+            Ok(outcome) => return Ok(outcome),
+            Err(e) => e,
+        };
+        match vfs.read_all(path) {
+            Ok(found) if found == data => return Ok(CreateOutcome::Created),
+            Ok(_) => return Ok(CreateOutcome::AlreadyExists),
+            Err(e) if is_not_found(&e) => last = Some(err),
+            // Neither the create nor the check got through: the outcome stays unknown.
+            Err(_) => return Err(err),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        crate::error::Error::io(path, std::io::Error::other("create-if-absent failed"))
+    }))
+}

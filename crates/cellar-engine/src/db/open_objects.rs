@@ -1,0 +1,236 @@
+//! Opening a database in an object store (`StorageLayout::Objects`). The order is the
+//! fencing protocol of `docs/object-storage.md`:
+//!
+//! 1. read the newest manifest snapshot (its writer epoch `e`);
+//! 2. replay the local WALs this machine kept for epoch `e`'s writer, if any, into level-0
+//!    SSTs (uploaded, not yet referenced);
+//! 3. publish snapshot `id + 1` with epoch `e + 1`, create-if-absent. Losing that race
+//!    means another writer opened at the same moment: drop what step 2 uploaded and start
+//!    over from step 1;
+//! 4. only now, with this writer's epoch published so that no older writer can publish
+//!    again, delete what no snapshot references (orphan SSTs, old local WALs).
+//!
+//! File numbers are drawn from a range of their own per epoch (`epoch << EPOCH_SHIFT`), so
+//! a fenced writer still uploading can never overwrite a file of a newer one.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::open::{
+    assemble, create_wal, existing_file_numbers, flush_recovered, new_block_cache, new_meta,
+    replay_wals, Opened,
+};
+use super::version_set::open_table;
+use super::{DbInner, ManifestSink};
+use crate::error::{Error, Result};
+use crate::manifest::objects::{
+    publish_snapshot, read_snapshot, snapshot_ids, snapshot_path, Published, KEEP_SNAPSHOTS,
+    MANIFEST_DIR,
+};
+use crate::manifest::{parse_file_name, sst_file_name, FileKind};
+use crate::options::{Options, WalLocation};
+use crate::stats::Counters;
+use crate::version::{LsmMeta, Version};
+use crate::vfs::{is_not_found, Vfs};
+
+/// Epoch `e` numbers its files from `e << EPOCH_SHIFT`: 2^40 files per epoch, 2^24 epochs.
+pub(crate) const EPOCH_SHIFT: u32 = 40;
+/// Opens that lose the race for the next snapshot to another opening writer, before giving up.
+const OPEN_ATTEMPTS: usize = 3;
+
+pub(super) fn open_objects(dir: &Path, opts: Options, wal: WalLocation) -> Result<DbInner> {
+    let WalLocation::Local {
+        vfs: wal_vfs,
+        dir: wal_dir,
+    } = wal
+    else {
+        return Err(Error::InvalidArgument(
+            "wal=object is not available yet; open with wal=local".into(),
+        ));
+    };
+    wal_vfs.create_dir_all(&wal_dir)?;
+    let lock = wal_vfs.lock(&wal_dir.join("LOCK"))?;
+    opts.vfs.create_dir_all(&dir.join(MANIFEST_DIR))?;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match try_open(dir, &opts, &wal_vfs, &wal_dir) {
+            Ok(o) => return assemble(Opened { lock, opts, ..o }),
+            Err(OpenError::LostRace(e)) if attempt >= OPEN_ATTEMPTS => return Err(e),
+            Err(OpenError::LostRace(_)) => continue,
+            Err(OpenError::Other(e)) => return Err(e),
+        }
+    }
+}
+
+enum OpenError {
+    /// Another writer published the snapshot id this open wanted.
+    LostRace(Error),
+    Other(Error),
+}
+
+impl From<Error> for OpenError {
+    fn from(e: Error) -> Self {
+        OpenError::Other(e)
+    }
+}
+
+/// Steps 1–4 of the module doc. The returned `Opened` lacks the lock and options, which the
+/// caller owns across attempts (placeholders are filled in by it).
+fn try_open(
+    dir: &Path,
+    opts: &Options,
+    wal_vfs: &Arc<dyn Vfs>,
+    wal_dir: &Path,
+) -> std::result::Result<Opened, OpenError> {
+    let vfs = Arc::clone(&opts.vfs);
+    let counters = Arc::new(Counters::default());
+    let cache = new_block_cache(opts, &counters);
+    let (mut meta, latest) = load_newest(&*vfs, dir, opts)?;
+    let epoch = meta.writer_epoch + 1;
+
+    let wal_names = wal_vfs.list(wal_dir)?;
+    let (wals, _) = existing_file_numbers(&wal_names);
+    let first = meta.next_file_number.max(epoch << EPOCH_SHIFT).max(1);
+    let next_file = AtomicU64::new(first);
+    let alloc = || next_file.fetch_add(1, Ordering::SeqCst);
+    let existing = latest.is_some();
+    let (recovered, last_seq) = replay_wals(&**wal_vfs, wal_dir, opts, &meta, existing, wals)?;
+    let before = meta.live_file_numbers();
+    flush_recovered(&vfs, dir, opts, &alloc, &mut meta, &recovered, last_seq)?;
+
+    let wal_number = alloc();
+    meta.log_number = wal_number;
+    meta.last_sequence = last_seq;
+    meta.writer_epoch = epoch;
+    meta.next_file_number = next_file.load(Ordering::SeqCst);
+    let id = latest.map_or(1, |l| l + 1);
+    if let Published::Taken { epoch: theirs } =
+        publish_snapshot(&*vfs, dir, id, &meta.snapshot_edit())?
+    {
+        for n in meta.live_file_numbers().difference(&before) {
+            let _ = vfs.remove(&dir.join(sst_file_name(*n)));
+        }
+        return Err(OpenError::LostRace(Error::Fenced(format!(
+            "another writer (epoch {theirs}) opened {} at the same time and published \
+             manifest {id} first",
+            dir.display()
+        ))));
+    }
+    let wal_writer = create_wal(&**wal_vfs, wal_dir, opts, wal_number)?;
+    let mut open_files = HashMap::new();
+    let version = Version::build(&meta, &mut open_files, &mut |f| {
+        open_table(&vfs, dir, opts, &cache, &counters, f)
+    })?;
+    remove_unreferenced(&*vfs, dir, &meta, id);
+    remove_old_wals(&**wal_vfs, wal_dir, &wal_names, wal_number);
+    Ok(Opened {
+        dir: dir.to_path_buf(),
+        opts: opts.clone(),
+        wal_vfs: Arc::clone(wal_vfs),
+        wal_dir: wal_dir.to_path_buf(),
+        lock: Box::new(NoLock),
+        counters,
+        cache,
+        meta,
+        open_files,
+        version,
+        wal_writer,
+        wal_number,
+        last_seq,
+        next_file: next_file.load(Ordering::SeqCst),
+        sink: ManifestSink::Objects { epoch },
+        manifest_number: id,
+    })
+}
+
+/// A stand-in for the lock the caller holds across attempts.
+struct NoLock;
+impl crate::vfs::FileLock for NoLock {}
+
+/// The newest snapshot's state and id; a new database's first state and `None`.
+fn load_newest(vfs: &dyn Vfs, dir: &Path, opts: &Options) -> Result<(LsmMeta, Option<u64>)> {
+    let ids = snapshot_ids(vfs, dir)?;
+    let Some(&id) = ids.last() else {
+        if holds_tables(vfs, dir)? {
+            return Err(Error::corruption(
+                dir.join(MANIFEST_DIR),
+                0,
+                "no manifest snapshot, but the prefix holds SST objects; restore the \
+                 manifest/ objects or move the SSTs away",
+            ));
+        }
+        if !opts.create_if_missing {
+            return Err(Error::InvalidArgument(format!(
+                "no database at {} (create_if_missing is off)",
+                dir.display()
+            )));
+        }
+        return Ok((new_meta(opts.num_levels)?, None));
+    };
+    if opts.error_if_exists {
+        return Err(Error::InvalidArgument(format!(
+            "database at {} already exists (error_if_exists is on)",
+            dir.display()
+        )));
+    }
+    let path = snapshot_path(dir, id);
+    let mut meta = LsmMeta::default();
+    meta.apply(&read_snapshot(vfs, dir, id)?, opts.num_levels)
+        .map_err(|e| Error::corruption(&path, 0, e))?;
+    for k in meta.keyspaces.values_mut() {
+        if k.levels.len() < opts.num_levels {
+            k.levels.resize(opts.num_levels, Default::default());
+        }
+    }
+    Ok((meta, Some(id)))
+}
+
+fn holds_tables(vfs: &dyn Vfs, dir: &Path) -> Result<bool> {
+    match vfs.list(dir) {
+        Ok(names) => Ok(names
+            .iter()
+            .any(|n| matches!(parse_file_name(n), Some(FileKind::Sst(_))))),
+        Err(e) if is_not_found(&e) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Deletes SSTs the published snapshot does not list (a fenced writer's uploads, a crashed
+/// flush's) and snapshots older than the newest [`KEEP_SNAPSHOTS`]. Best effort.
+fn remove_unreferenced(vfs: &dyn Vfs, dir: &Path, meta: &LsmMeta, id: u64) {
+    let live = meta.live_file_numbers();
+    if let Ok(names) = vfs.list(dir) {
+        for name in names {
+            if let Some(FileKind::Sst(n)) = parse_file_name(&name) {
+                if !live.contains(&n) {
+                    let _ = vfs.remove(&dir.join(name));
+                }
+            }
+        }
+    }
+    if let Ok(ids) = snapshot_ids(vfs, dir) {
+        for old in ids.into_iter().filter(|o| o + KEEP_SNAPSHOTS <= id) {
+            let _ = vfs.remove(&snapshot_path(dir, old));
+        }
+    }
+}
+
+/// Deletes the local WALs other than the new one: replayed ones (now in SSTs the published
+/// snapshot lists) and those of older epochs, which no writer may replay.
+fn remove_old_wals(vfs: &dyn Vfs, dir: &Path, names: &[String], keep: u64) {
+    for name in names {
+        match parse_file_name(name) {
+            Some(FileKind::Wal(n)) if n != keep => {
+                let _ = vfs.remove(&dir.join(name));
+            }
+            Some(FileKind::Temp) => {
+                let _ = vfs.remove(&dir.join(name));
+            }
+            _ => {}
+        }
+    }
+    let _ = vfs.sync_dir(dir);
+}
