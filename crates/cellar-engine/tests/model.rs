@@ -118,12 +118,21 @@ fn apply(model: &mut Model, w: &Write) {
     }
 }
 
+/// Where the model test's database lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Directory,
+    /// An "object store" (`StorageLayout::Objects` on the MemVfs), the WAL local under `/wal`.
+    ObjectsLocalWal,
+    /// An "object store" with the WAL in it too.
+    ObjectsObjectWal,
+}
+
 struct Harness {
     vfs: MemVfs,
     background: bool,
-    /// The database lives in an "object store" (`StorageLayout::Objects` on the same
-    /// MemVfs, the local WAL under `/wal`).
-    objects: bool,
+    /// Where the database lives (see [`Place`]).
+    place: Place,
     /// See `Harness::open`.
     layout: usize,
     db: Option<Db>,
@@ -145,15 +154,18 @@ impl Harness {
     /// are read: 0 one index and filter (version 1), 1 index partitions of a few entries
     /// pinned in memory, 2 the same read through the block cache (metadata budget 0).
     /// Reopens change it, so one database mixes layouts.
-    fn open(vfs: MemVfs, background: bool, layout: usize, objects: bool) -> Db {
+    fn open(vfs: MemVfs, background: bool, layout: usize, place: Place) -> Db {
         let mut opts = tiny_options(std::sync::Arc::new(vfs.clone()), background);
-        if objects {
-            opts.storage = StorageLayout::Objects {
-                wal: WalLocation::Local {
-                    vfs: std::sync::Arc::new(vfs.clone()),
-                    dir: "/wal".into(),
-                },
-            };
+        let wal = match place {
+            Place::Directory => None,
+            Place::ObjectsLocalWal => Some(WalLocation::Local {
+                vfs: std::sync::Arc::new(vfs.clone()),
+                dir: "/wal".into(),
+            }),
+            Place::ObjectsObjectWal => Some(WalLocation::Object),
+        };
+        if let Some(wal) = wal {
+            opts.storage = StorageLayout::Objects { wal };
         }
         if !layout.is_multiple_of(3) {
             opts.index_partition_bytes = 48;
@@ -164,14 +176,14 @@ impl Harness {
         Db::open("/db", opts).expect("open")
     }
 
-    fn new(background: bool, layout: usize, objects: bool) -> Self {
+    fn new(background: bool, layout: usize, place: Place) -> Self {
         let vfs = MemVfs::new();
-        let db = Self::open(vfs.clone(), background, layout, objects);
+        let db = Self::open(vfs.clone(), background, layout, place);
         let ks = db.default_keyspace();
         Harness {
             vfs,
             background,
-            objects,
+            place,
             layout,
             db: Some(db),
             ks,
@@ -211,7 +223,7 @@ impl Harness {
             vfs.clone(),
             self.background,
             self.layout,
-            self.objects,
+            self.place,
         ));
         self.vfs = vfs;
         let got = scan_all(self.db(), &self.ks);
@@ -263,8 +275,15 @@ impl Harness {
                 self.history.push((ws.clone(), *d));
                 match d {
                     Durability::Sync => self.all_durable(),
-                    Durability::Flush => self.durable_process = self.history.len(),
-                    Durability::Buffered => {}
+                    // With the WAL in the object store, a write without Sync waits in the
+                    // process for its object.
+                    Durability::Flush if self.place != Place::ObjectsObjectWal => {
+                        self.durable_process = self.history.len()
+                    }
+                    Durability::Flush | Durability::Buffered => {}
+                }
+                if *d == Durability::Sync && self.place == Place::ObjectsObjectWal {
+                    self.durable_machine = self.history.len();
                 }
             }
             Op::Get(k) => {
@@ -423,7 +442,7 @@ impl Harness {
                 let keep = self.durable_process;
                 self.recover(clone, keep)?;
             }
-            Op::MachineLoss if self.objects => {
+            Op::MachineLoss if self.place != Place::Directory => {
                 // The bucket keeps everything it acknowledged; the local disk is gone.
                 let clone = self.vfs.process_crash_clone();
                 for (path, _) in clone.list_all() {
@@ -444,8 +463,8 @@ impl Harness {
     }
 }
 
-fn run_ops(ops: &[Op], background: bool, objects: bool) -> Result<(), TestCaseError> {
-    let mut h = Harness::new(background, ops.len(), objects);
+fn run_ops(ops: &[Op], background: bool, place: Place) -> Result<(), TestCaseError> {
+    let mut h = Harness::new(background, ops.len(), place);
     for op in ops {
         h.run(op)?;
     }
@@ -459,16 +478,21 @@ proptest! {
 
     #[test]
     fn engine_matches_model_inline_work(ops in proptest::collection::vec(op(), 1..120)) {
-        run_ops(&ops, false, false)?;
+        run_ops(&ops, false, Place::Directory)?;
     }
 
     #[test]
-    fn object_store_layout_matches_model(ops in proptest::collection::vec(op(), 1..100)) {
-        run_ops(&ops, false, true)?;
+    fn object_store_with_local_wal_matches_model(ops in proptest::collection::vec(op(), 1..100)) {
+        run_ops(&ops, false, Place::ObjectsLocalWal)?;
+    }
+
+    #[test]
+    fn object_store_with_object_wal_matches_model(ops in proptest::collection::vec(op(), 1..100)) {
+        run_ops(&ops, false, Place::ObjectsObjectWal)?;
     }
 
     #[test]
     fn engine_matches_model_background_work(ops in proptest::collection::vec(op(), 1..80)) {
-        run_ops(&ops, true, false)?;
+        run_ops(&ops, true, Place::Directory)?;
     }
 }

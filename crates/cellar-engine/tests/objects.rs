@@ -200,3 +200,112 @@ fn an_empty_prefix_with_tables_but_no_manifest_is_refused() {
     let err = Db::open("/db", objects(Arc::new(bucket), &MemVfs::new())).err();
     assert!(matches!(&err, Some(e) if e.is_corruption()), "{err:?}");
 }
+
+fn objects_object_wal(bucket: Arc<dyn Vfs>) -> Options {
+    let mut o = tiny_options(bucket, false);
+    o.storage = StorageLayout::Objects {
+        wal: WalLocation::Object,
+    };
+    o
+}
+
+fn put_sync(db: &Db, k: &[u8], v: &[u8]) -> cellar_engine::Result<()> {
+    let sync = WriteOptions::new(cellar_engine::Durability::Sync);
+    db.put(&db.default_keyspace(), k, v, &sync)
+}
+
+#[test]
+fn with_the_wal_in_the_bucket_a_synced_write_survives_the_machine() {
+    let bucket = MemVfs::new();
+    let a = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
+    for i in 0..300u32 {
+        put_sync(&a, format!("k{i:04}").as_bytes(), b"v").unwrap();
+    }
+    put(&a, b"unsynced", b"v").unwrap();
+    // The machine is gone: no close, no drop; only what the bucket acknowledged remains.
+    std::mem::forget(a);
+    let b = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
+    for i in 0..300u32 {
+        assert_eq!(
+            get(&b, format!("k{i:04}").as_bytes()).as_deref(),
+            Some(&b"v"[..])
+        );
+    }
+    assert_eq!(get(&b, b"unsynced"), None);
+}
+
+#[test]
+fn with_the_wal_in_the_bucket_the_next_synced_write_of_a_fenced_writer_fails() {
+    let bucket = MemVfs::new();
+    let a = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
+    put_sync(&a, b"k1", b"a").unwrap();
+    let b = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
+    let err = put_sync(&a, b"k2", b"a").err();
+    assert!(matches!(err, Some(Error::Fenced(_))), "{err:?}");
+    assert!(matches!(put(&a, b"k3", b"a"), Err(Error::Fenced(_))));
+    assert_eq!(get(&b, b"k1").as_deref(), Some(&b"a"[..]));
+    put_sync(&b, b"k4", b"b").unwrap();
+    drop(a);
+    drop(b);
+    let c = Db::open("/db", objects_object_wal(Arc::new(bucket))).unwrap();
+    assert_eq!(get(&c, b"k2"), None);
+    assert_eq!(get(&c, b"k4").as_deref(), Some(&b"b"[..]));
+}
+
+#[test]
+fn sixteen_writers_share_wal_objects() {
+    let bucket = MemVfs::new();
+    let db = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..16u32 {
+            let db = db.clone();
+            s.spawn(move || {
+                for i in 0..50u32 {
+                    put_sync(&db, format!("t{t:02}-{i:03}").as_bytes(), b"v").unwrap();
+                }
+            });
+        }
+    });
+    let objects = bucket
+        .list_all()
+        .iter()
+        .filter(|(p, _)| p.starts_with("/db/wal"))
+        .count();
+    // Each object holds the batches of every writer that waited for it (group commit);
+    // at most one per write.
+    assert!(objects <= 16 * 50 + 1, "{objects}");
+    drop(db);
+    let db = Db::open("/db", objects_object_wal(Arc::new(bucket))).unwrap();
+    assert_eq!(get(&db, b"t15-049").as_deref(), Some(&b"v"[..]));
+}
+
+#[test]
+fn a_writer_paused_across_newer_writers_stays_fenced() {
+    // The WAL in the bucket: two newer opens (the second deletes what the first replayed).
+    let bucket = MemVfs::new();
+    let a = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
+    put_sync(&a, b"k1", b"a").unwrap();
+    for _ in 0..2 {
+        let b = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
+        put_sync(&b, b"kb", b"b").unwrap();
+        b.close().unwrap();
+    }
+    assert!(matches!(put_sync(&a, b"k2", b"a"), Err(Error::Fenced(_))));
+
+    // The WAL local: a newer writer publishes so often that the id this one would publish
+    // next was deleted again.
+    let bucket = MemVfs::new();
+    let a = Db::open("/db", objects(Arc::new(bucket.clone()), &MemVfs::new())).unwrap();
+    let b = Db::open("/db", objects(Arc::new(bucket.clone()), &MemVfs::new())).unwrap();
+    for i in 0..20u32 {
+        put(&b, format!("b{i}").as_bytes(), b"b").unwrap();
+        b.flush().unwrap();
+    }
+    put(&a, b"k2", b"a").unwrap();
+    assert!(matches!(a.flush(), Err(Error::Fenced(_))));
+    drop(a);
+    drop(b);
+    let c = Db::open("/db", objects(Arc::new(bucket), &MemVfs::new())).unwrap();
+    assert_eq!(get(&c, b"k2"), None);
+    assert_eq!(get(&c, b"b19").as_deref(), Some(&b"b"[..]));
+}

@@ -12,6 +12,7 @@ use crate::compaction::{self, write_sorted_run, CompactionSpec, OutputSpec, RunF
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::manifest::VersionEdit;
+use crate::options::{StorageLayout, WalLocation};
 use crate::sst::SstOptions;
 use crate::stats::Counters;
 use crate::version::KeyspaceVersion;
@@ -29,7 +30,47 @@ pub(super) fn start(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
             .map_err(|e| Error::io(name, e))?;
         threads.push(t);
     }
+    if let StorageLayout::Objects {
+        wal: WalLocation::Object,
+    } = &inner.opts.storage
+    {
+        let inner = Arc::clone(inner);
+        let t = std::thread::Builder::new()
+            .name("cellar-wal-tick".to_string())
+            .spawn(move || wal_tick_loop(&inner))
+            .map_err(|e| Error::io("cellar-wal-tick", e))?;
+        threads.push(t);
+    }
     Ok(threads)
+}
+
+/// With the WAL in the object store, writes without `Sync` wait in memory for the next
+/// WAL object: this writes one every `wal_flush_interval` while any wait, so that such a
+/// write is durable within that interval (docs/durability.md).
+fn wal_tick_loop(inner: &DbInner) {
+    let interval = inner.opts.object_store.wal_flush_interval;
+    loop {
+        {
+            let mut bg = inner.bg.lock();
+            if bg.shutting_down {
+                return;
+            }
+            inner.bg_cv.wait_for(&mut bg, interval);
+            if bg.shutting_down {
+                return;
+            }
+        }
+        if inner.check_poisoned().is_err() {
+            continue;
+        }
+        let mut wal = inner.wal.lock();
+        if wal.writer.has_unsynced() {
+            if let Err(e) = wal.writer.sync() {
+                drop(wal);
+                inner.poison(&e);
+            }
+        }
+    }
 }
 
 fn worker_loop(inner: &DbInner, work: fn(&DbInner) -> Result<bool>) {

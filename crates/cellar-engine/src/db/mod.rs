@@ -211,8 +211,18 @@ impl Drop for ShutdownGuard {
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }
-        // Buffered writes reach the OS on a clean close; an error here has nobody to tell.
-        let _ = self.inner.wal.lock().writer.flush();
+        // Buffered writes reach the OS (or, with the WAL in an object store, their object)
+        // on a clean close; an error here has nobody to tell.
+        let mut wal = self.inner.wal.lock();
+        let _ = wal.writer.flush();
+        if matches!(
+            self.inner.opts.storage,
+            crate::options::StorageLayout::Objects {
+                wal: crate::options::WalLocation::Object
+            }
+        ) {
+            let _ = wal.writer.sync();
+        }
     }
 }
 

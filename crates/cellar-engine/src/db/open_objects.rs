@@ -23,16 +23,23 @@ use super::open::{
     replay_wals, Opened,
 };
 use super::version_set::open_table;
-use super::{DbInner, ManifestSink};
+use super::{write, DbInner, ManifestSink};
+use crate::batch::decode_batch;
 use crate::error::{Error, Result};
+use crate::log::objects::{
+    encode_wal_object, read_wal_object, wal_object_ids, wal_object_path, ObjectWal, WAL_DIR,
+};
 use crate::manifest::objects::{
     publish_snapshot, read_snapshot, snapshot_ids, snapshot_path, Published, KEEP_SNAPSHOTS,
     MANIFEST_DIR,
 };
 use crate::manifest::{parse_file_name, sst_file_name, FileKind};
+use crate::memtable::Memtable;
 use crate::options::{Options, WalLocation};
 use crate::stats::Counters;
+use crate::types::SeqNo;
 use crate::version::{LsmMeta, Version};
+use crate::vfs::{create_if_absent_resolved, CreateOutcome};
 use crate::vfs::{is_not_found, Vfs};
 
 /// Epoch `e` numbers its files from `e << EPOCH_SHIFT`: 2^40 files per epoch, 2^24 epochs.
@@ -41,22 +48,25 @@ pub(crate) const EPOCH_SHIFT: u32 = 40;
 const OPEN_ATTEMPTS: usize = 3;
 
 pub(super) fn open_objects(dir: &Path, opts: Options, wal: WalLocation) -> Result<DbInner> {
-    let WalLocation::Local {
-        vfs: wal_vfs,
-        dir: wal_dir,
-    } = wal
-    else {
-        return Err(Error::InvalidArgument(
-            "wal=object is not available yet; open with wal=local".into(),
-        ));
-    };
-    wal_vfs.create_dir_all(&wal_dir)?;
-    let lock = wal_vfs.lock(&wal_dir.join("LOCK"))?;
     opts.vfs.create_dir_all(&dir.join(MANIFEST_DIR))?;
+    let lock: Box<dyn crate::vfs::FileLock> = match &wal {
+        WalLocation::Local { vfs, dir } => {
+            vfs.create_dir_all(dir)?;
+            vfs.lock(&dir.join("LOCK"))?
+        }
+        WalLocation::Object => {
+            opts.vfs.create_dir_all(&dir.join(WAL_DIR))?;
+            Box::new(NoLock)
+        }
+    };
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match try_open(dir, &opts, &wal_vfs, &wal_dir) {
+        let opened = match &wal {
+            WalLocation::Local { vfs, dir: wal_dir } => try_open(dir, &opts, vfs, wal_dir),
+            WalLocation::Object => try_open_object_wal(dir, &opts),
+        };
+        match opened {
             Ok(o) => return assemble(Opened { lock, opts, ..o }),
             Err(OpenError::LostRace(e)) if attempt >= OPEN_ATTEMPTS => return Err(e),
             Err(OpenError::LostRace(_)) => continue,
@@ -144,6 +154,162 @@ fn try_open(
         sink: ManifestSink::Objects { epoch },
         manifest_number: id,
     })
+}
+
+/// Opening with `wal=object`: publish the new epoch, fence the WAL (an empty object at the
+/// next free id), replay every WAL object below the fence into level 0, publish that, and
+/// delete the replayed objects. Between the two publishes an older writer may still add WAL
+/// objects below the fence; they are replayed, so nothing it acknowledged is lost.
+fn try_open_object_wal(dir: &Path, opts: &Options) -> std::result::Result<Opened, OpenError> {
+    let vfs = Arc::clone(&opts.vfs);
+    let counters = Arc::new(Counters::default());
+    let cache = new_block_cache(opts, &counters);
+    let (mut meta, latest) = load_newest(&*vfs, dir, opts)?;
+    let epoch = meta.writer_epoch + 1;
+    let next_file = AtomicU64::new(meta.next_file_number.max(epoch << EPOCH_SHIFT).max(1));
+    let alloc = || next_file.fetch_add(1, Ordering::SeqCst);
+    meta.writer_epoch = epoch;
+    meta.next_file_number = next_file.load(Ordering::SeqCst);
+    let mut id = latest.map_or(1, |l| l + 1);
+    publish_or_lose(&*vfs, dir, id, &meta)?;
+
+    let (fence, below) = fence_wal(&*vfs, dir, epoch)?;
+    let (recovered, last_seq) = replay_wal_objects(&*vfs, dir, opts, &meta, &below)?;
+    flush_recovered(&vfs, dir, opts, &alloc, &mut meta, &recovered, last_seq)?;
+    let wal_number = alloc();
+    meta.log_number = wal_number;
+    meta.last_sequence = last_seq;
+    meta.next_file_number = next_file.load(Ordering::SeqCst);
+    id += 1;
+    publish_or_lose(&*vfs, dir, id, &meta)?;
+    remove_replayed_wal_objects(&*vfs, dir, &below);
+
+    let wal_vfs: Arc<dyn Vfs> = Arc::new(ObjectWal::new(Arc::clone(&vfs), dir, epoch, fence + 1));
+    let wal_writer = create_wal(&*wal_vfs, dir, opts, wal_number)?;
+    let mut open_files = HashMap::new();
+    let version = Version::build(&meta, &mut open_files, &mut |f| {
+        open_table(&vfs, dir, opts, &cache, &counters, f)
+    })?;
+    remove_unreferenced(&*vfs, dir, &meta, id);
+    Ok(Opened {
+        dir: dir.to_path_buf(),
+        opts: opts.clone(),
+        wal_vfs,
+        wal_dir: dir.to_path_buf(),
+        lock: Box::new(NoLock),
+        counters,
+        cache,
+        meta,
+        open_files,
+        version,
+        wal_writer,
+        wal_number,
+        last_seq,
+        next_file: next_file.load(Ordering::SeqCst),
+        sink: ManifestSink::Objects { epoch },
+        manifest_number: id,
+    })
+}
+
+/// Deletes the replayed WAL objects, but never a fence: a fence holds the id an older
+/// writer, however long it was paused, would write next (its last id + 1); freed, that id
+/// would take its write. Fences are 40 bytes each, one per open.
+fn remove_replayed_wal_objects(vfs: &dyn Vfs, dir: &Path, ids: &[u64]) {
+    for id in ids {
+        if matches!(read_wal_object(vfs, dir, *id), Ok(o) if o.logical != 0) {
+            let _ = vfs.remove(&wal_object_path(dir, *id));
+        }
+    }
+}
+
+/// Publishes `meta` as snapshot `id`; another writer's snapshot there lost this open the race.
+fn publish_or_lose(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    id: u64,
+    meta: &LsmMeta,
+) -> std::result::Result<(), OpenError> {
+    match publish_snapshot(vfs, dir, id, &meta.snapshot_edit())? {
+        Published::Yes => Ok(()),
+        Published::Taken { epoch } => Err(OpenError::LostRace(Error::Fenced(format!(
+            "another writer (epoch {epoch}) opened {} at the same time and published \
+             manifest {id} first",
+            dir.display()
+        )))),
+    }
+}
+
+/// Creates this writer's fence: an empty WAL object at the first free id past the newest.
+/// Returns its id and the ids below it (older writers' objects, to replay). An id taken by
+/// an older writer in the meantime is replayed too; by a newer one, this open lost.
+fn fence_wal(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    epoch: u64,
+) -> std::result::Result<(u64, Vec<u64>), OpenError> {
+    let mut below = wal_object_ids(vfs, dir)?;
+    let mut fence = below.last().map_or(1, |l| l + 1);
+    let bytes = encode_wal_object(epoch, 0, &[]);
+    loop {
+        match create_if_absent_resolved(vfs, &wal_object_path(dir, fence), &bytes)? {
+            CreateOutcome::Created => return Ok((fence, below)),
+            CreateOutcome::AlreadyExists => {
+                let theirs = read_wal_object(vfs, dir, fence)?.epoch;
+                if theirs > epoch {
+                    return Err(OpenError::LostRace(Error::Fenced(format!(
+                        "a newer writer (epoch {theirs}) fenced the WAL of {}",
+                        dir.display()
+                    ))));
+                }
+                below.push(fence);
+                fence += 1;
+            }
+        }
+    }
+}
+
+/// Replays, in id order, the batches of the WAL objects `ids` whose logical WAL the
+/// manifest does not cover yet, into one memtable. Sequence numbers must run on without a
+/// gap: one means an object is missing.
+fn replay_wal_objects(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    opts: &Options,
+    meta: &LsmMeta,
+    ids: &[u64],
+) -> Result<(Arc<Memtable>, SeqNo)> {
+    let recovered = Arc::new(Memtable::new(0, opts.memtable_filter_bytes()));
+    let mut last_seq = meta.last_sequence;
+    let mut expected: Option<u64> = None;
+    for id in ids {
+        let object = read_wal_object(vfs, dir, *id)?;
+        if object.logical < meta.log_number {
+            continue;
+        }
+        let path = wal_object_path(dir, *id);
+        for (offset, payload) in &object.batches {
+            let b = decode_batch(payload, &path, *offset)?;
+            if expected.is_some_and(|e| e != b.seq) {
+                return Err(Error::corruption(
+                    &path,
+                    *offset,
+                    format!(
+                        "sequence gap: expected {}, found {} (a WAL object is missing)",
+                        expected.unwrap_or_default(),
+                        b.seq
+                    ),
+                ));
+            }
+            expected = Some(b.seq + u64::from(b.count));
+            write::apply_ops(&recovered, b.seq, b.ops.iter().copied(), &|ks| {
+                meta.keyspaces.contains_key(&ks)
+            });
+            if b.count > 0 {
+                last_seq = last_seq.max(b.seq + u64::from(b.count) - 1);
+            }
+        }
+    }
+    Ok((recovered, last_seq))
 }
 
 /// A stand-in for the lock the caller holds across attempts.

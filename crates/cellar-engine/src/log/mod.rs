@@ -12,6 +12,7 @@
 //! bytes however large, because a torn or damaged record is found by its length and CRC,
 //! not by block alignment.
 
+pub mod objects;
 mod reader;
 mod writer;
 

@@ -190,6 +190,11 @@ impl LogWriter {
         self.synced
     }
 
+    /// Whether records were added since the last successful `sync`.
+    pub fn has_unsynced(&self) -> bool {
+        !self.buf.is_empty() || self.flushed > self.synced
+    }
+
     #[cfg(test)]
     pub fn path(&self) -> &std::path::Path {
         &self.path

@@ -97,6 +97,11 @@ pub enum Published {
 
 /// Writes `edit` (a snapshot carrying `writer_epoch`) as snapshot `id`, create-if-absent.
 /// A request whose outcome is unknown is resolved by reading the id back.
+///
+/// Created is not enough: old snapshots are deleted, so a writer paused long enough could
+/// create an id that a newer writer used and has since deleted. Its snapshot is then not
+/// the newest, which the listing after the create shows: it counts as taken, by the epoch
+/// of the newest snapshot.
 pub fn publish_snapshot(
     vfs: &dyn Vfs,
     dir: &Path,
@@ -106,7 +111,12 @@ pub fn publish_snapshot(
     let path = snapshot_path(dir, id);
     let bytes = encode_snapshot(edit);
     match create_if_absent_resolved(vfs, &path, &bytes)? {
-        CreateOutcome::Created => Ok(Published::Yes),
+        CreateOutcome::Created => match snapshot_ids(vfs, dir)?.last() {
+            Some(&newest) if newest > id => Ok(Published::Taken {
+                epoch: read_snapshot(vfs, dir, newest)?.writer_epoch.unwrap_or(0),
+            }),
+            _ => Ok(Published::Yes),
+        },
         CreateOutcome::AlreadyExists => {
             let theirs = read_snapshot(vfs, dir, id)?;
             Ok(Published::Taken {
@@ -154,6 +164,22 @@ mod tests {
         assert_eq!(read_snapshot(&vfs, dir, 1)?, snap(5));
         assert_eq!(snapshot_ids(&vfs, dir)?, vec![1]);
         assert_eq!(snapshot_ids(&vfs, Path::new("nothing"))?, Vec::<u64>::new());
+        Ok(())
+    }
+
+    #[test]
+    fn an_id_reused_after_its_deletion_is_not_the_newest() -> Result<()> {
+        let vfs = MemVfs::new();
+        let dir = Path::new("db");
+        vfs.create_dir_all(&dir.join(MANIFEST_DIR))?;
+        publish_snapshot(&vfs, dir, 1, &snap(2))?;
+        publish_snapshot(&vfs, dir, 9, &snap(2))?;
+        vfs.remove(&snapshot_path(dir, 1))?;
+        // A writer of epoch 1, paused since before id 1 was published, wakes up.
+        assert_eq!(
+            publish_snapshot(&vfs, dir, 1, &snap(1))?,
+            Published::Taken { epoch: 2 }
+        );
         Ok(())
     }
 
