@@ -59,6 +59,9 @@ pub enum Error {
     /// fences the other one).
     #[error("fenced: {0}")]
     Fenced(String),
+    /// This instance only reads (a follower): writes are refused.
+    #[error("read-only: {0}")]
+    ReadOnly(String),
     /// The object store cannot be used safely, or the URL or its settings are wrong.
     #[error("object store: {0}")]
     ObjectStore(String),

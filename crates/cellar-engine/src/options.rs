@@ -144,6 +144,14 @@ pub struct ObjectStoreOptions {
     /// object is written (writes with `Sync` are written at once, batched with whatever
     /// else is waiting).
     pub wal_flush_interval: Duration,
+    /// How long an SST retired by a compaction stays before it may be deleted: a follower
+    /// that has just listed the snapshots registers its lease within it.
+    pub gc_grace: Duration,
+    /// A follower's lease on the snapshot it reads lasts this long past each renewal
+    /// (renewed at every poll); it must exceed the clock skew between machines by far.
+    pub follower_lease: Duration,
+    /// How often a follower polls for a newer snapshot (and WAL objects).
+    pub follow_interval: Duration,
 }
 
 impl Default for ObjectStoreOptions {
@@ -158,6 +166,9 @@ impl Default for ObjectStoreOptions {
             secret_access_key: None,
             assume_single_writer: false,
             wal_flush_interval: Duration::from_millis(100),
+            gc_grace: Duration::from_secs(60),
+            follower_lease: Duration::from_secs(300),
+            follow_interval: Duration::from_secs(1),
         }
     }
 }

@@ -8,8 +8,11 @@
 mod admin;
 mod background;
 mod flush;
+mod follower;
+mod gc;
 mod ingest;
 mod iterator;
+mod location;
 mod open;
 mod open_objects;
 mod read;
@@ -25,6 +28,7 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use follower::FollowerStatus;
 pub use ingest::{IngestFiles, IngestWriter};
 pub use iterator::DbIterator;
 pub use read::{ReadOptions, Snapshot};
@@ -125,6 +129,10 @@ pub(crate) struct DbInner {
     pub multi_get_miss_permille: AtomicU64,
     /// Per keyspace: the layer above's compaction filter (`Db::set_compaction_filter`).
     pub compaction_filters: RwLock<HashMap<u32, Arc<dyn crate::compaction::CompactionFilter>>>,
+    /// In an object store: SSTs retired by version edits, waiting for `gc::collect`.
+    pub retired: Mutex<Vec<gc::Retired>>,
+    /// What a follower tracks (`Db::open_follower`); `None` for a writer.
+    pub follow: Option<follower::Follow>,
     poisoned: AtomicBool,
     poison_reason: Mutex<Option<Error>>,
     pub _lock: Box<dyn FileLock>,
@@ -160,6 +168,7 @@ impl DbInner {
             return Err(match self.poison_reason.lock().clone() {
                 // A fenced writer stays fenced: every later write says so, not "poisoned".
                 Some(Error::Fenced(why)) => Error::Fenced(why),
+                Some(Error::ReadOnly(why)) => Error::ReadOnly(why),
                 Some(e) => Error::Poisoned(e.to_string()),
                 None => Error::Poisoned(String::new()),
             });
@@ -244,7 +253,8 @@ impl Db {
     /// Opens (or creates, with `create_if_missing`) the database in `path`, recovering
     /// whatever the last process left: see `docs/durability.md`.
     pub fn open(path: impl AsRef<std::path::Path>, opts: Options) -> Result<Db> {
-        let inner = Arc::new(open::open_inner(path.as_ref(), opts)?);
+        let (dir, opts) = open::resolve_location(path.as_ref(), opts)?;
+        let inner = Arc::new(open::open_inner(&dir, opts)?);
         let guard = Arc::new(ShutdownGuard {
             inner: Arc::clone(&inner),
             threads: Mutex::new(Vec::new()),

@@ -105,6 +105,15 @@ fn holds_data(vfs: &dyn Vfs, dir: &Path, names: &[String]) -> Result<bool> {
     Ok(false)
 }
 
+/// Where a path passed to `Db::open` points: a directory as given, or, for an `s3://`
+/// URL, the prefix in the bucket with `Options::vfs` and `Options::storage` set to reach it.
+pub(super) fn resolve_location(path: &Path, opts: Options) -> Result<(PathBuf, Options)> {
+    let Some(url) = path.to_str().filter(|p| p.starts_with("s3://")) else {
+        return Ok((path.to_path_buf(), opts));
+    };
+    super::location::open_url(url, opts)
+}
+
 /// Opens (or creates) the database in `dir`, in named phases whose order makes recovery
 /// idempotent (see the module doc).
 pub(super) fn open_inner(dir: &Path, opts: Options) -> Result<DbInner> {
@@ -229,6 +238,8 @@ pub(super) fn assemble(o: Opened) -> Result<DbInner> {
         multi_get_wait_permille: AtomicU64::new(1000),
         multi_get_miss_permille: AtomicU64::new(1000),
         compaction_filters: Default::default(),
+        retired: Mutex::new(Vec::new()),
+        follow: None,
         poisoned: Default::default(),
         poison_reason: Mutex::new(None),
         _lock: o.lock,

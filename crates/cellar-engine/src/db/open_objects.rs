@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::log::objects::{
     encode_wal_object, read_wal_object, wal_object_ids, wal_object_path, ObjectWal, WAL_DIR,
 };
+use crate::manifest::leases::min_pinned_snapshot;
 use crate::manifest::objects::{
     publish_snapshot, read_snapshot, snapshot_ids, snapshot_path, Published, KEEP_SNAPSHOTS,
     MANIFEST_DIR,
@@ -368,6 +369,12 @@ fn holds_tables(vfs: &dyn Vfs, dir: &Path) -> Result<bool> {
 /// flush's) and snapshots older than the newest [`KEEP_SNAPSHOTS`]. Best effort.
 fn remove_unreferenced(vfs: &dyn Vfs, dir: &Path, meta: &LsmMeta, id: u64) {
     let live = meta.live_file_numbers();
+    // A follower's lease on an older snapshot may pin files this one no longer lists, and
+    // which they are is not known here: leave them to a later open.
+    let pinned_older = !matches!(min_pinned_snapshot(vfs, dir), Ok(p) if p.is_none_or(|p| p >= id));
+    if pinned_older {
+        return;
+    }
     if let Ok(names) = vfs.list(dir) {
         for name in names {
             if let Some(FileKind::Sst(n)) = parse_file_name(&name) {

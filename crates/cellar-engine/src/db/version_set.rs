@@ -97,7 +97,15 @@ pub(crate) fn log_and_apply(
             return Err(e);
         }
     };
-    retire_files(&mut m, &edit);
+    let retired = retire_files(&mut m, &edit);
+    match m.sink {
+        ManifestSink::Log(_) => retired.iter().for_each(|h| h.mark_obsolete()),
+        ManifestSink::Objects { .. } => {
+            let at = m.number;
+            let mut r = inner.retired.lock();
+            r.extend(retired.iter().map(|h| super::gc::Retired::new(h, at)));
+        }
+    }
     m.meta = meta;
     publish(inner, version, flushed);
     let log_size = match &m.sink {
@@ -110,7 +118,11 @@ pub(crate) fn log_and_apply(
             return Err(e);
         }
     }
+    let objects = matches!(m.sink, ManifestSink::Objects { .. });
     drop(m);
+    if objects {
+        super::gc::collect(inner);
+    }
     inner.signal_bg();
     Ok(())
 }
@@ -151,15 +163,17 @@ fn publish_next_snapshot(
     }
 }
 
-/// Files the edit deletes (and every file of a keyspace it drops) leave the open set; each
-/// is deleted from disk once the last version listing it is gone. A file the same edit
-/// re-adds (a trivial move) stays.
-fn retire_files(m: &mut ManifestState, edit: &VersionEdit) {
+/// Files the edit deletes (and every file of a keyspace it drops) leave the open set and are
+/// returned, to be deleted once nothing reads them (in a directory: when the last version
+/// listing one is gone; in an object store: `gc.rs`). A file the same edit re-adds (a
+/// trivial move) stays.
+fn retire_files(m: &mut ManifestState, edit: &VersionEdit) -> Vec<Arc<FileHandle>> {
+    let mut retired = Vec::new();
     let re_added: Vec<u64> = edit.added_files.iter().map(|(_, _, f)| f.number).collect();
     for (_, _, n) in &edit.deleted_files {
         if !re_added.contains(n) {
             if let Some(h) = m.open_files.remove(n) {
-                h.mark_obsolete();
+                retired.push(h);
             }
         }
     }
@@ -172,10 +186,11 @@ fn retire_files(m: &mut ManifestState, edit: &VersionEdit) {
             .unwrap_or_default();
         for n in numbers {
             if let Some(h) = m.open_files.remove(&n) {
-                h.mark_obsolete();
+                retired.push(h);
             }
         }
     }
+    retired
 }
 
 /// Swaps in a super version holding `version`, without `flushed` (the frozen memtable

@@ -4,6 +4,7 @@
 
 mod current;
 mod edit;
+pub mod leases;
 pub mod objects;
 
 use std::path::Path;
