@@ -372,3 +372,118 @@ fn read_trailer(file: &mut File) -> std::io::Result<Trailer> {
         crc: u32_at(24),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(dir: &Path, bytes: u64) -> DiskCacheConfig {
+        DiskCacheConfig {
+            dir: dir.to_path_buf(),
+            bytes,
+        }
+    }
+
+    fn read(cache: &DiskCache, id: &str, offset: u64, len: usize) -> Option<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        cache.read(id, &mut buf, offset).then_some(buf)
+    }
+
+    #[test]
+    fn serves_exact_and_covered_ranges_per_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::open(&config(dir.path(), 1 << 20)).unwrap();
+        let id = ident("db/1.sst", "e:abc");
+        cache.insert(&id, 100, b"hello world").unwrap();
+        assert_eq!(read(&cache, &id, 100, 11).unwrap(), b"hello world");
+        assert_eq!(read(&cache, &id, 106, 5).unwrap(), b"world");
+        assert!(read(&cache, &id, 106, 6).is_none(), "past the chunk");
+        assert!(read(&cache, &id, 99, 2).is_none(), "before the chunk");
+        assert!(
+            read(&cache, &ident("db/1.sst", "e:other"), 100, 5).is_none(),
+            "another version"
+        );
+        assert_eq!(cache.bytes(), 11);
+    }
+
+    #[test]
+    fn evicts_least_recently_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::open(&config(dir.path(), 300)).unwrap();
+        let id = ident("k", "s:1000");
+        cache.insert(&id, 0, &[1u8; 100]).unwrap();
+        cache.insert(&id, 100, &[2u8; 100]).unwrap();
+        cache.insert(&id, 200, &[3u8; 100]).unwrap();
+        assert!(read(&cache, &id, 0, 10).is_some()); // chunk 0 now most recent
+        cache.insert(&id, 300, &[4u8; 100]).unwrap();
+        assert_eq!(cache.bytes(), 300);
+        assert!(
+            read(&cache, &id, 100, 10).is_none(),
+            "the least recently read went"
+        );
+        assert!(read(&cache, &id, 0, 10).is_some());
+        assert!(read(&cache, &id, 300, 10).is_some());
+        let files = fs::read_dir(dir.path().join("chunks")).unwrap().count();
+        assert_eq!(files, 3);
+        cache.insert(&id, 0, &[9u8; 400]).unwrap();
+        assert_eq!(cache.bytes(), 300, "a chunk over the budget is not kept");
+    }
+
+    #[test]
+    fn survives_a_restart_in_lru_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = ident("k", "e:1");
+        {
+            let cache = DiskCache::open(&config(dir.path(), 1000)).unwrap();
+            cache.insert(&id, 0, &[1u8; 100]).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            cache.insert(&id, 100, &[2u8; 100]).unwrap();
+            fs::write(dir.path().join("chunks/tmp-1-1"), b"leftover").unwrap();
+        }
+        let cache = DiskCache::open(&config(dir.path(), 1000)).unwrap();
+        assert_eq!(read(&cache, &id, 150, 10).unwrap(), vec![2u8; 10]);
+        assert!(!dir.path().join("chunks/tmp-1-1").exists());
+        drop(cache);
+        // A smaller budget at restart evicts the oldest (by mtime) first.
+        let cache = DiskCache::open(&config(dir.path(), 150)).unwrap();
+        assert!(read(&cache, &id, 0, 10).is_none());
+        assert!(read(&cache, &id, 100, 10).is_some());
+    }
+
+    use std::time::Duration;
+
+    #[test]
+    fn a_corrupt_or_truncated_chunk_is_dropped_not_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = ident("k", "e:1");
+        {
+            let cache = DiskCache::open(&config(dir.path(), 1000)).unwrap();
+            cache.insert(&id, 0, &[7u8; 100]).unwrap();
+            cache.insert(&id, 100, &[8u8; 100]).unwrap();
+        }
+        let mut paths: Vec<_> = fs::read_dir(dir.path().join("chunks"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort_by_key(|p| p.to_string_lossy().contains("-0-100.chunk"));
+        let (second, first) = (&paths[0], &paths[1]);
+        // Flip a data byte of the first chunk; truncate the second.
+        let mut data = fs::read(first).unwrap();
+        data[5] ^= 0xff;
+        fs::write(first, &data).unwrap();
+        let data = fs::read(second).unwrap();
+        fs::write(second, &data[..50]).unwrap();
+        let cache = DiskCache::open(&config(dir.path(), 1000)).unwrap();
+        assert_eq!(
+            cache.bytes(),
+            100,
+            "the truncated chunk was dropped at startup"
+        );
+        assert!(
+            read(&cache, &id, 0, 10).is_none(),
+            "the corrupt chunk is not served"
+        );
+        assert!(!first.exists() && !second.exists());
+        assert_eq!(cache.bytes(), 0);
+    }
+}
