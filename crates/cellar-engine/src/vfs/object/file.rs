@@ -230,7 +230,7 @@ impl ObjectReader {
     }
 
     /// Serves `buf` from the disk cache, counting the hit or miss.
-    fn from_cache(&self, buf: &mut [u8], offset: u64) -> bool {
+    fn read_cached(&self, buf: &mut [u8], offset: u64) -> bool {
         let Some(cache) = &self.inner.cache else {
             return false;
         };
@@ -276,7 +276,7 @@ impl ObjectReader {
     }
 
     /// Copies `buf` out of the remembered scan window if it covers it.
-    fn from_window(&self, buf: &mut [u8], offset: u64) -> bool {
+    fn read_window(&self, buf: &mut [u8], offset: u64) -> bool {
         let window = self.window.lock();
         let Some((start, data)) = window.as_ref() else {
             return false;
@@ -297,7 +297,7 @@ impl ObjectReader {
 impl RandomAccessFile for ObjectReader {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         let range = self.range(offset, buf.len())?;
-        if buf.is_empty() || self.from_cache(buf, offset) {
+        if buf.is_empty() || self.read_cached(buf, offset) {
             return Ok(());
         }
         buf.copy_from_slice(&self.get(range)?);
@@ -306,7 +306,7 @@ impl RandomAccessFile for ObjectReader {
 
     fn read_exact_at_scan(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         let range = self.range(offset, buf.len())?;
-        if buf.is_empty() || self.from_window(buf, offset) || self.from_cache(buf, offset) {
+        if buf.is_empty() || self.read_window(buf, offset) || self.read_cached(buf, offset) {
             return Ok(());
         }
         let start = range.start / SCAN_WINDOW * SCAN_WINDOW;

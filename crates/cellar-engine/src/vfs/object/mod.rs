@@ -33,6 +33,8 @@ mod probe;
 
 pub use cache::DiskCacheConfig;
 pub use location::{build_s3, default_cache_dir, ObjectLocation};
+/// The `object_store` crate this backend is built on (for callers that build stores).
+pub use object_store;
 
 use bridge::Bridge;
 use cache::DiskCache;
@@ -224,9 +226,11 @@ impl Vfs for ObjectVfs {
         let listing = self.inner.request(&key, async move {
             store.list_with_delimiter(prefix.as_ref()).await
         })?;
+        // SeaweedFS lists a directory's own marker object (`dir/`) under it: not a file.
         Ok(listing
             .objects
             .iter()
+            .filter(|meta| meta.location != key)
             .filter_map(|meta| meta.location.filename().map(str::to_string))
             .collect())
     }
