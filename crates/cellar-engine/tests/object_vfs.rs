@@ -429,3 +429,21 @@ fn works_from_inside_a_tokio_runtime() {
     // Dropping the last handle inside a runtime thread must not panic either.
     runtime.block_on(async move { tokio::spawn(async move { drop(vfs) }).await.unwrap() });
 }
+
+#[test]
+fn large_objects_upload_in_parts_small_ones_in_one_put() {
+    let store = Arc::new(FaultObjectStore::new(Arc::new(InMemory::new())));
+    let cache = tempfile::tempdir().unwrap();
+    let vfs = memory_vfs(store.clone(), Some(cache.path()));
+    let large = pattern(20 << 20);
+    write(&vfs, Path::new("db/7.sst"), &large);
+    assert_eq!(store.requests().0, 0, "no single PUT: a multipart upload");
+    write(&vfs, Path::new("db/8.sst"), &large[..1 << 20]);
+    assert_eq!(store.requests().0, 1);
+    let fresh = memory_vfs(store.clone(), None);
+    assert_eq!(fresh.read_all(Path::new("db/7.sst")).unwrap(), large);
+    assert_eq!(
+        fresh.read_all(Path::new("db/8.sst")).unwrap(),
+        &large[..1 << 20]
+    );
+}
