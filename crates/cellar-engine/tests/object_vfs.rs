@@ -357,6 +357,20 @@ fn a_new_object_is_read_from_the_cache_and_large_ones_upload_in_parts() {
             .unwrap(),
         data
     );
+    // The upload's ETag is the one a HEAD reports: a restart finds the chunk sync cached.
+    write(&vfs, &prefix.join("5.sst"), &data[..1 << 20]);
+    drop((reader, vfs));
+    let vfs = seaweed_vfs(server, Some(cache.path()));
+    for (name, at) in [("4.sst", 17 << 20), ("5.sst", 1000)] {
+        let reader = vfs.open_read(&prefix.join(name), false).unwrap();
+        reader.read_exact_at(&mut buf, at).unwrap();
+        assert_eq!(buf, &data[at as usize..at as usize + 8192]);
+    }
+    assert_eq!(
+        counter(&vfs, "object_get_requests_sst"),
+        0,
+        "served from the cache"
+    );
 }
 
 #[test]

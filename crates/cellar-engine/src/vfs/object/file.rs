@@ -159,10 +159,11 @@ impl WritableFile for ObjectWriter {
             .insert(self.key.to_string(), (version, self.len));
         if let Some(cache) = &self.inner.cache {
             // The engine reads a new SST right after writing it: keep it locally.
-            match &self.spill {
-                Spill::File { path, .. } => cache.insert_file(&id, path, self.len, self.crc)?,
-                Spill::Memory(data) => cache.insert(&id, 0, data)?,
-            }
+            // The object is uploaded: failing to cache it only costs a GET later.
+            let _ = match &self.spill {
+                Spill::File { path, .. } => cache.insert_file(&id, path, self.len, self.crc),
+                Spill::Memory(data) => cache.insert(&id, 0, data),
+            };
         }
         Ok(())
     }
@@ -270,7 +271,9 @@ impl ObjectReader {
             ));
         }
         if let Some(cache) = &self.inner.cache {
-            cache.insert(&self.ident, range.start, &bytes)?;
+            // The cache is an optimization: a chunk it cannot store (disk full) is read
+            // from the store again next time, not an error of this read.
+            let _ = cache.insert(&self.ident, range.start, &bytes);
         }
         Ok(bytes)
     }
