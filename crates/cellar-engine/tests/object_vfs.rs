@@ -109,7 +109,7 @@ fn contract_names(vfs: &ObjectVfs, dir: &Path, data: &[u8]) {
     );
     assert_eq!(vfs.read_all(&manifest).unwrap(), b"first");
 
-    let mut names = vfs.list(&dir).unwrap();
+    let mut names = vfs.list(dir).unwrap();
     names.sort();
     assert_eq!(
         names,
@@ -129,7 +129,7 @@ fn contract_names(vfs: &ObjectVfs, dir: &Path, data: &[u8]) {
         Err(Error::ObjectStore(_))
     ));
     vfs.create_dir_all(&dir.join("wal")).unwrap();
-    vfs.sync_dir(&dir).unwrap();
+    vfs.sync_dir(dir).unwrap();
     drop(vfs.lock(&dir.join("LOCK")).unwrap());
 
     vfs.remove(&sst).unwrap();
