@@ -422,6 +422,9 @@ fn failed_ambiguous_and_throttled_requests_are_errors() {
     assert!(err.to_string().contains("SlowDown"), "{err}");
     store.fail_nth_get(1);
     assert!(vfs.read_all(path).is_err());
+    store.throttle_nth_get(1);
+    let err = vfs.read_all(path).unwrap_err();
+    assert!(err.to_string().contains("SlowDown"), "{err}");
     store.set_delay(std::time::Duration::from_millis(20));
     assert_eq!(vfs.read_all(path).unwrap(), b"x");
 }

@@ -61,8 +61,13 @@ impl ObjectLocation {
 /// The default local cache directory of a database at `url`:
 /// `$XDG_CACHE_HOME/cellar/<bucket>/<prefix>`, else `$HOME/.cache/cellar/<bucket>/<prefix>`.
 pub fn default_cache_dir(url: &str) -> Result<PathBuf> {
+    cache_dir_under(url, env("XDG_CACHE_HOME"), env("HOME"))
+}
+
+/// [`default_cache_dir`] with the two variables given.
+fn cache_dir_under(url: &str, xdg: Option<String>, home: Option<String>) -> Result<PathBuf> {
     let location = ObjectLocation::parse(url)?;
-    let base = match (env("XDG_CACHE_HOME"), env("HOME")) {
+    let base = match (xdg, home) {
         (Some(xdg), _) => PathBuf::from(xdg),
         (None, Some(home)) => PathBuf::from(home).join(".cache"),
         (None, None) => {
@@ -170,6 +175,21 @@ mod tests {
                 other => panic!("{url}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn cache_dir_defaults() {
+        let some = |s: &str| Some(s.to_string());
+        let dir = cache_dir_under("s3://b/p/q", some("/x"), some("/h")).unwrap();
+        assert_eq!(dir, PathBuf::from("/x/cellar/b/p/q"));
+        let dir = cache_dir_under("s3://b/p", None, some("/h")).unwrap();
+        assert_eq!(dir, PathBuf::from("/h/.cache/cellar/b/p"));
+        let dir = cache_dir_under("s3://b", None, some("/h")).unwrap();
+        assert_eq!(dir, PathBuf::from("/h/.cache/cellar/b"));
+        assert!(matches!(
+            cache_dir_under("s3://b/p", None, None),
+            Err(Error::ObjectStore(msg)) if msg.contains("HOME")
+        ));
     }
 
     #[test]
