@@ -3,7 +3,7 @@
 # server, benchmark smoke), then the Python suites against a real `cellar serve` (happybase
 # through the Thrift gateway, the Python gRPC client) and the status page in headless
 # Chromium. Installs what is missing: Chromium (apt-get) and a virtualenv with happybase,
-# grpcio and pytest (target/py-venv).
+# grpcio, pytest and SeaweedFS (`weed`, for the object-store tests) (target/py-venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +31,9 @@ fi
 cargo build --release -p cellar-cli
 export CELLAR_BIN="$PWD/target/release/cellar"
 export CHROMIUM_BIN="$(command -v chromium)"
+export WEED_BIN="$PWD/$venv/bin/weed"
 
 cargo test --workspace --release
+# The object-store backend (ObjectVfs) against InMemory and a real SeaweedFS.
+cargo test --release -p cellar-engine --features object-store
 "$venv/bin/python" -m pytest -q tests/python clients/python/tests

@@ -16,6 +16,9 @@ mod fault;
 mod mem;
 mod real;
 
+#[cfg(feature = "object-store")]
+pub mod object;
+
 pub use fault::{FaultVfs, IoKind};
 pub use mem::MemVfs;
 pub use real::RealVfs;
