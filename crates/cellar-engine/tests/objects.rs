@@ -426,7 +426,10 @@ fn the_writer_keeps_the_files_a_follower_lease_pins() {
     w.flush().unwrap();
     w.compact_range(&w.default_keyspace(), None, None).unwrap();
     let now = ssts(&bucket);
-    assert!(followed.iter().all(|p| now.contains(p)), "{followed:?} {now:?}");
+    assert!(
+        followed.iter().all(|p| now.contains(p)),
+        "{followed:?} {now:?}"
+    );
     let fks = f.default_keyspace();
     let mut it = f.iter(&fks, ReadOptions::default()).unwrap();
     it.seek_to_first();

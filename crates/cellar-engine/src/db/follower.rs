@@ -62,7 +62,7 @@ impl Db {
     /// `s3://` URL or, with `Options::storage` set to `StorageLayout::Objects`, a prefix of
     /// `Options::vfs`). Writes are refused with `Error::ReadOnly`.
     pub fn open_follower(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        let (dir, opts) = super::open::resolve_location(path.as_ref(), opts)?;
+        let (dir, opts) = super::open::resolve_location(path.as_ref(), opts, false)?;
         let StorageLayout::Objects { wal } = &opts.storage else {
             return Err(Error::InvalidArgument(
                 "a follower follows a database in an object store (s3://bucket/prefix)".into(),

@@ -252,9 +252,18 @@ impl std::fmt::Debug for Db {
 impl Db {
     /// Opens (or creates, with `create_if_missing`) the database in `path`, recovering
     /// whatever the last process left: see `docs/durability.md`.
+    ///
+    /// `path` may be an `s3://bucket/prefix` URL (with the cargo feature `object-store`):
+    /// the database then lives in that S3-compatible object store, as set by
+    /// `Options::object_store` (docs/object-storage.md).
     pub fn open(path: impl AsRef<std::path::Path>, opts: Options) -> Result<Db> {
-        let (dir, opts) = open::resolve_location(path.as_ref(), opts)?;
-        let inner = Arc::new(open::open_inner(&dir, opts)?);
+        let (dir, opts) = open::resolve_location(path.as_ref(), opts, true)?;
+        Db::open_inner_at(&dir, opts)
+    }
+
+    /// [`Db::open`] of a location already resolved.
+    pub(crate) fn open_inner_at(dir: &std::path::Path, opts: Options) -> Result<Db> {
+        let inner = Arc::new(open::open_inner(dir, opts)?);
         let guard = Arc::new(ShutdownGuard {
             inner: Arc::clone(&inner),
             threads: Mutex::new(Vec::new()),

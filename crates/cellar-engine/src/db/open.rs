@@ -107,11 +107,15 @@ fn holds_data(vfs: &dyn Vfs, dir: &Path, names: &[String]) -> Result<bool> {
 
 /// Where a path passed to `Db::open` points: a directory as given, or, for an `s3://`
 /// URL, the prefix in the bucket with `Options::vfs` and `Options::storage` set to reach it.
-pub(super) fn resolve_location(path: &Path, opts: Options) -> Result<(PathBuf, Options)> {
+pub(super) fn resolve_location(
+    path: &Path,
+    opts: Options,
+    writer: bool,
+) -> Result<(PathBuf, Options)> {
     let Some(url) = path.to_str().filter(|p| p.starts_with("s3://")) else {
         return Ok((path.to_path_buf(), opts));
     };
-    super::location::open_url(url, opts)
+    super::location::open_url(url, opts, writer)
 }
 
 /// Opens (or creates) the database in `dir`, in named phases whose order makes recovery
