@@ -11,9 +11,11 @@ use cellar_shell::progress::LoadProgress;
 
 #[derive(Debug, clap::Args)]
 pub struct LoadArgs {
-    /// Database directory (created if missing)
-    #[arg(long, value_name = "PATH", default_value = crate::DEFAULT_DB)]
+    /// Database directory (created if missing), or s3://bucket/prefix
+    #[arg(long, value_name = "PATH|URL", default_value = crate::DEFAULT_DB)]
     pub db: PathBuf,
+    #[command(flatten)]
+    pub store: cellar_server::ObjectStoreArgs,
     /// The table to load into (it must exist: CREATE TABLE in the shell)
     #[arg(long)]
     pub table: String,
@@ -48,7 +50,7 @@ pub struct LoadArgs {
 }
 
 pub fn run(args: LoadArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let store = open_store(&args.db)?;
+    let store = open_store(&args.db, &args.store)?;
     let table = store
         .table(&args.table)
         .map_err(|e| CliError::Usage(e.to_string()))?;

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use cellar_engine::{Durability, Options};
+use cellar_engine::Durability;
 use cellar_table::CellStore;
 
 use crate::error::{CliError, Outcome};
@@ -34,9 +34,11 @@ impl From<DurabilityArg> for Durability {
 
 #[derive(Debug, clap::Args)]
 pub struct ShellArgs {
-    /// Database directory (created if missing)
-    #[arg(long, value_name = "PATH", default_value = crate::DEFAULT_DB)]
+    /// Database directory (created if missing), or s3://bucket/prefix
+    #[arg(long, value_name = "PATH|URL", default_value = crate::DEFAULT_DB)]
     pub db: PathBuf,
+    #[command(flatten)]
+    pub store: cellar_server::ObjectStoreArgs,
     /// Run the statements read from stdin instead of prompting
     #[arg(long)]
     pub batch: bool,
@@ -59,13 +61,17 @@ pub struct ShellArgs {
     pub no_progress: bool,
 }
 
-pub fn open_store(db: &std::path::Path) -> Result<CellStore, CliError> {
-    CellStore::open(db, Options::default())
+/// Opens the tables of the database at `db` (a directory or an `s3://` URL).
+pub fn open_store(
+    db: &std::path::Path,
+    store: &cellar_server::ObjectStoreArgs,
+) -> Result<CellStore, CliError> {
+    CellStore::open(db, store.options())
         .map_err(|e| CliError::Usage(format!("cannot open database {}: {e}", db.display())))
 }
 
 pub fn run(args: ShellArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let store = open_store(&args.db)?;
+    let store = open_store(&args.db, &args.store)?;
     let opts = ShellOptions {
         durability: args.durability.into(),
         keep_going: args.keep_going,

@@ -63,9 +63,16 @@ impl From<DurabilityArg> for Durability {
 /// The flags of `cellar serve`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
-    /// Database directory (created if missing); the one `cellar shell` and `cellar load` use
-    #[arg(long, value_name = "PATH", default_value = DEFAULT_DB)]
+    /// Database directory (created if missing), or s3://bucket/prefix for a database in an
+    /// S3-compatible object store; the one `cellar shell` and `cellar load` use
+    #[arg(long, value_name = "PATH|URL", default_value = DEFAULT_DB)]
     pub db: PathBuf,
+    /// Serve a read-only follower of the s3:// database: it polls the writer's manifest
+    /// (and, with --wal object, its WAL) and refuses writes
+    #[arg(long)]
+    pub follow: bool,
+    #[command(flatten)]
+    pub store: crate::store_args::ObjectStoreArgs,
     /// HBase Thrift1 gateway (happybase): HOST:PORT or `none`
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9090")]
     pub thrift: Listen,
@@ -128,6 +135,10 @@ pub struct ServeArgs {
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
     pub db: PathBuf,
+    /// How to reach a database in an object store.
+    pub store: crate::store_args::ObjectStoreArgs,
+    /// Serve a read-only follower (`CellStore::open_follower`).
+    pub follow: bool,
     pub thrift: Listen,
     pub grpc: Listen,
     pub http: Listen,
@@ -256,6 +267,8 @@ impl ServeArgs {
         };
         Ok(ServeConfig {
             db: self.db,
+            store: self.store,
+            follow: self.follow,
             thrift: self.thrift,
             grpc: self.grpc,
             http: self.http,
@@ -286,6 +299,8 @@ impl ServeConfig {
         let any = Listen::At(SocketAddr::from(([127, 0, 0, 1], 0)));
         ServeConfig {
             db: db.into(),
+            store: Default::default(),
+            follow: false,
             thrift: any,
             grpc: any,
             http: any,

@@ -20,7 +20,9 @@ pub mod recent;
 pub mod rows;
 pub(crate) mod serve;
 pub mod state;
+pub mod store_args;
 pub mod thrift;
 
 pub use config::{Listen, ServeArgs, ServeConfig};
 pub use serve::{serve, ServeError, ServerHandle};
+pub use store_args::{ObjectStoreArgs, WalArg};

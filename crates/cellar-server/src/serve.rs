@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cellar_engine::Options;
 use cellar_table::CellStore;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
@@ -74,16 +73,20 @@ impl ServerHandle {
     /// Opens the database and starts every configured listener on the current runtime.
     pub async fn start(config: ServeConfig) -> Result<ServerHandle, ServeError> {
         let path = config.db.clone();
-        let store = tokio::task::spawn_blocking(move || CellStore::open(&path, Options::default()))
-            .await
-            .map_err(|e| ServeError::Listener {
-                listener: "database open",
-                message: e.to_string(),
-            })?
-            .map_err(|source| ServeError::Open {
-                path: config.db.clone(),
-                source,
-            })?;
+        let (opts, follow) = (config.store.options(), config.follow);
+        let store = tokio::task::spawn_blocking(move || match follow {
+            true => CellStore::open_follower(&path, opts),
+            false => CellStore::open(&path, opts),
+        })
+        .await
+        .map_err(|e| ServeError::Listener {
+            listener: "database open",
+            message: e.to_string(),
+        })?
+        .map_err(|source| ServeError::Open {
+            path: config.db.clone(),
+            source,
+        })?;
         let thrift = bind("the Thrift gateway", config.thrift).await?;
         let grpc = bind("gRPC", config.grpc).await?;
         let http = bind("HTTP", config.http).await?;

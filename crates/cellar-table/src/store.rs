@@ -31,6 +31,9 @@ struct StoreInner {
     db: Db,
     catalog_ks: Keyspace,
     tables: RwLock<BTreeMap<String, CatalogEntry>>,
+    /// For a follower: the sequence number the cached catalog was read at, so that it is
+    /// read again once the follower has caught up past it (the writer may have changed it).
+    catalog_seq: Option<parking_lot::Mutex<u64>>,
     /// Held exclusively by DDL, so that a check (table exists?) and the steps after it
     /// agree; shared by `table`, so that it never sees a schema whose keyspaces are
     /// being dropped.
@@ -81,9 +84,48 @@ impl CellStore {
                 db,
                 catalog_ks,
                 tables: RwLock::new(tables),
+                catalog_seq: None,
                 ddl: RwLock::new(()),
             }),
         })
+    }
+
+    /// Opens a read-only follower of the database in an object store at `path`
+    /// (`Db::open_follower`) and its tables. The catalog is read again whenever the
+    /// follower has caught up with newer writes, so tables the writer creates appear.
+    pub fn open_follower(path: impl AsRef<Path>, opts: Options) -> Result<CellStore> {
+        let db = Db::open_follower(path, opts)?;
+        let catalog_ks = db.keyspace(catalog::CATALOG_KEYSPACE)?;
+        let seq = db.stats().last_sequence;
+        let tables = catalog::load(&db, &catalog_ks)?;
+        Ok(CellStore {
+            inner: Arc::new(StoreInner {
+                db,
+                catalog_ks,
+                tables: RwLock::new(tables),
+                catalog_seq: Some(parking_lot::Mutex::new(seq)),
+                ddl: RwLock::new(()),
+            }),
+        })
+    }
+
+    /// A follower's catalog, read again if the follower has moved on since it was read.
+    fn refresh_follower_catalog(&self) -> Result<()> {
+        let Some(read_at) = &self.inner.catalog_seq else {
+            return Ok(());
+        };
+        let mut read_at = read_at.lock();
+        let now = self
+            .inner
+            .db
+            .follower_status()
+            .map_or(0, |s| s.last_sequence);
+        if now != *read_at {
+            let tables = catalog::load(&self.inner.db, &self.inner.catalog_ks)?;
+            *self.inner.tables.write() = tables;
+            *read_at = now;
+        }
+        Ok(())
     }
 
     /// The underlying database (for flushes, compactions, snapshots and statistics).
@@ -93,6 +135,8 @@ impl CellStore {
 
     /// Names of every table, sorted (tables whose catalog entry is corrupt included).
     pub fn list_tables(&self) -> Vec<String> {
+        // A follower whose catalog cannot be read again keeps listing the last one read.
+        let _ = self.refresh_follower_catalog();
         self.inner.tables.read().keys().cloned().collect()
     }
 
@@ -240,6 +284,7 @@ impl CellStore {
     /// and does not know added ones).
     pub fn table(&self, name: &str) -> Result<Table> {
         validate_table_name(name)?;
+        self.refresh_follower_catalog()?;
         let _ddl = self.inner.ddl.read();
         let schema = self.schema(name)?;
         let db = &self.inner.db;
