@@ -4,10 +4,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use cellar_engine::{
-    Compression, Db, Durability, Keyspace, Options, ReadOptions, WriteBatch, WriteOptions,
+    Compression, Db, Durability, Keyspace, ObjectStoreOptions, Options, ReadOptions, WalMode,
+    WriteBatch, WriteOptions,
 };
 
-use crate::engine::{Direction, Engine, EngineStats, OpenConfig, Seek};
+use crate::engine::{Direction, Engine, EngineStats, ObjectStoreTarget, OpenConfig, Seek};
 use crate::error::{BenchError, Result};
 
 const NAME: &str = "cellar";
@@ -32,6 +33,10 @@ impl CellarEngine {
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             block_size_bytes: 4096,
+            object_store: cfg
+                .object_store
+                .as_ref()
+                .map_or_else(ObjectStoreOptions::default, object_store_options),
             ..Options::default()
         };
         let db = Db::open(path, opts).map_err(err("open"))?;
@@ -51,6 +56,22 @@ impl CellarEngine {
         } else {
             &self.write
         }
+    }
+}
+
+/// The options of a database at an `s3://` path; credentials and region come from the
+/// AWS_* environment, as for every AWS tool.
+fn object_store_options(t: &ObjectStoreTarget) -> ObjectStoreOptions {
+    ObjectStoreOptions {
+        wal: if t.wal_in_bucket {
+            WalMode::Object
+        } else {
+            WalMode::Local
+        },
+        cache_dir: Some(t.cache_dir.clone()),
+        cache_bytes: t.cache_bytes,
+        endpoint: t.endpoint.clone(),
+        ..ObjectStoreOptions::default()
     }
 }
 
@@ -162,6 +183,7 @@ impl Engine for CellarEngine {
             wal_syncs: Some(s.wal_syncs),
             warm_up_bytes: Some(s.warm_up_bytes),
             warm_ups: Some(s.warm_ups),
+            storage: s.storage,
         }
     }
 
