@@ -176,8 +176,7 @@ impl Child<'_> {
     }
 
     fn fill_then_read_warm(&self, e: &dyn Engine) -> Result<()> {
-        let order = KeyOrder::random(self.cfg.records, SEED);
-        let mut r = self.fill(e, "fillrandom", order)?;
+        let mut r = self.fill(e, "fillrandom", KeyOrder::shuffled(self.cfg.records, SEED))?;
         let settle = Instant::now();
         e.flush()?;
         e.wait_for_background(SETTLE_TIMEOUT)?;
