@@ -40,6 +40,11 @@ impl CellarEngine {
             ..Options::default()
         };
         let db = Db::open(path, opts).map_err(err("open"))?;
+        let db = if is_url(path) {
+            refuse_local_stand_in(db, path)?
+        } else {
+            db
+        };
         let ks = db.default_keyspace();
         Ok(CellarEngine {
             db,
@@ -73,6 +78,32 @@ fn object_store_options(t: &ObjectStoreTarget) -> ObjectStoreOptions {
         endpoint: t.endpoint.clone(),
         ..ObjectStoreOptions::default()
     }
+}
+
+fn is_url(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| p.starts_with("s3://"))
+}
+
+/// A `cellar-engine` without object-store support opens `s3://b/p` as the relative
+/// directory `s3:/b/p`: a database in a bucket has a writer epoch and storage counters, so
+/// one with neither is that stand-in, and measuring it would pass local-disk numbers off as
+/// the bucket's. Fails then (and removes the stand-in directory it just created).
+fn refuse_local_stand_in(db: Db, path: &Path) -> Result<Db> {
+    let stats = db.stats();
+    if stats.writer_epoch > 0 || !stats.storage.is_empty() {
+        return Ok(db);
+    }
+    db.close().map_err(err("close"))?;
+    let _ = std::fs::remove_dir_all(path);
+    Err(BenchError::engine(
+        NAME,
+        "open",
+        format!(
+            "{} was opened as a local directory: this cellar-engine has no object-store \
+             support (its `object-store` feature)",
+            path.display()
+        ),
+    ))
 }
 
 impl Engine for CellarEngine {
