@@ -125,9 +125,12 @@ impl Seaweed {
             }
             std::thread::sleep(Duration::from_millis(200));
         }
+        // The log goes with the data directory when the server is dropped: quote its end.
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let tail: String = text.lines().rev().take(20).collect::<Vec<_>>().join("\n");
         Err(BenchError::Invalid(format!(
-            "weed mini did not open its S3 port {port} within {START_TIMEOUT:?} (log: {})",
-            log.display()
+            "weed mini did not open its S3 port {port} within {START_TIMEOUT:?}; the end of \
+             its log, last line first:\n{tail}"
         )))
     }
 }
