@@ -119,6 +119,24 @@ impl Harness {
         self.open()
     }
 
+    fn inject(&self, fault: &Op) {
+        let f = &self.faults;
+        match fault {
+            Op::FailPut(n) => f.fail_nth_put(*n),
+            Op::AmbiguousPut(n) => f.ambiguous_nth_put(*n),
+            Op::ThrottlePut(n) => f.throttle_nth_put(*n),
+            Op::FailGet(n) => f.fail_nth_get(*n),
+            Op::ShortGet(n) => f.short_nth_get(*n),
+            Op::ThrottleGet(n) => f.throttle_nth_get(*n),
+            Op::Slow(on) => f.set_delay(if *on {
+                Duration::from_millis(1)
+            } else {
+                Duration::ZERO
+            }),
+            _ => {}
+        }
+    }
+
     fn run(&mut self, op: &Op) -> Result<(), TestCaseError> {
         let db = self.db.as_ref().expect("open");
         let result = match op {
@@ -140,21 +158,11 @@ impl Harness {
             }
             Op::Flush => db.flush(),
             Op::Compact => db.compact_range(&db.default_keyspace(), None, None),
-            Op::FailPut(n) => Ok(self.faults.fail_nth_put(*n)),
-            Op::AmbiguousPut(n) => Ok(self.faults.ambiguous_nth_put(*n)),
-            Op::ThrottlePut(n) => Ok(self.faults.throttle_nth_put(*n)),
-            Op::FailGet(n) => Ok(self.faults.fail_nth_get(*n)),
-            Op::ShortGet(n) => Ok(self.faults.short_nth_get(*n)),
-            Op::ThrottleGet(n) => Ok(self.faults.throttle_nth_get(*n)),
-            Op::Slow(on) => {
-                let d = if *on {
-                    Duration::from_millis(1)
-                } else {
-                    Duration::ZERO
-                };
-                Ok(self.faults.set_delay(d))
-            }
             Op::Restart => return self.restart(),
+            fault => {
+                self.inject(fault);
+                Ok(())
+            }
         };
         if result.is_err() {
             self.restart()?;
