@@ -31,6 +31,10 @@ pub fn run(db: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
                 ok += 1;
                 writeln!(out, "OK {path}")?;
             }
+            Verdict::Noted(note) => {
+                ok += 1;
+                writeln!(out, "OK {path}: {note}")?;
+            }
             Verdict::Corrupt(e) => {
                 corrupt += 1;
                 writeln!(out, "CORRUPT {path}: {e}")?;

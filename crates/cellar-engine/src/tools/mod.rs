@@ -8,8 +8,10 @@
 //! (`docs/format/`), re-exported here and nowhere else, so that a format and its tool stay
 //! one definition.
 
+pub mod backup;
 pub mod check;
 pub mod keys;
 pub mod log;
 pub mod manifest;
+pub mod objects;
 pub mod sst;
