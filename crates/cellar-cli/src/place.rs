@@ -30,7 +30,8 @@ impl Location {
         let shown = db.display().to_string();
         match db.to_str().filter(|s| s.starts_with("s3://")) {
             Some(url) => {
-                let location = ObjectLocation::parse(url).map_err(|e| CliError::Usage(e.to_string()))?;
+                let location =
+                    ObjectLocation::parse(url).map_err(|e| CliError::Usage(e.to_string()))?;
                 let vfs = ObjectVfs::connect(url, &store.options().object_store, None)?;
                 Ok(Location {
                     vfs: Box::new(vfs),

@@ -79,8 +79,9 @@ pub fn read_state(place: &Place) -> Result<Option<LsmMeta>> {
                 return Ok(None);
             }
             match read_current(place.vfs, place.dir)? {
-                Some(n) => verify_manifest(place.vfs, &place.dir.join(manifest_file_name(n)))
-                    .map(Some),
+                Some(n) => {
+                    verify_manifest(place.vfs, &place.dir.join(manifest_file_name(n))).map(Some)
+                }
                 None => Ok(None),
             }
         }
@@ -163,7 +164,13 @@ fn listed_files(meta: &LsmMeta) -> Vec<(u64, u64)> {
 
 /// Copies `from` to `to` in chunks (an SST can be larger than memory wants to hold). The
 /// size must be what the manifest recorded: anything else is not the file it lists.
-fn copy_file(from_vfs: &dyn Vfs, from: &Path, to_vfs: &dyn Vfs, to: &Path, size: u64) -> Result<()> {
+fn copy_file(
+    from_vfs: &dyn Vfs,
+    from: &Path,
+    to_vfs: &dyn Vfs,
+    to: &Path,
+    size: u64,
+) -> Result<()> {
     let src = from_vfs.open_read(from, false)?;
     if src.size() != size {
         return Err(Error::corruption(
