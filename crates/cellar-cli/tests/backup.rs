@@ -10,7 +10,9 @@ use std::process::{Command, Output};
 
 use cellar_engine::vfs::object::ObjectVfs;
 use cellar_engine::vfs::Vfs;
-use cellar_engine::{Db, Durability, ObjectStoreOptions, Options, ReadOptions, WriteOptions};
+use cellar_engine::{
+    Db, Durability, ObjectStoreOptions, Options, ReadOptions, WalMode, WriteOptions,
+};
 use cellar_testkit::SeaweedFs;
 
 fn seaweed() -> &'static SeaweedFs {
@@ -247,4 +249,65 @@ fn an_s3_database_is_backed_up_to_a_directory_and_a_flipped_byte_is_corrupt() {
     let name = format!("CORRUPT {}", key.display());
     assert!(out.contains(&name), "{out}");
     assert!(out.contains("DAMAGED"), "{out}");
+}
+
+/// Every object under `prefix` (the SSTs, the snapshots, the WAL objects).
+fn objects(vfs: &ObjectVfs, prefix: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    for sub in ["", "manifest", "wal"] {
+        let dir = Path::new(prefix).join(sub);
+        for name in vfs.list(&dir).unwrap() {
+            let size = vfs.file_size(&dir.join(&name)).unwrap();
+            all.push(format!("{sub}/{name} {size}"));
+        }
+    }
+    all.sort();
+    all
+}
+
+#[test]
+fn check_inspect_and_backup_of_a_live_writer_write_nothing_and_do_not_fence_it() {
+    let s = seaweed();
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = s.fresh_prefix("live");
+    let url = s.url(&prefix);
+    let opts = Options {
+        object_store: ObjectStoreOptions {
+            wal: WalMode::Object,
+            ..store_options(s, Some(&tmp.path().join("cache")))
+        },
+        ..Options::default()
+    };
+    let db = Db::open(&url, opts).unwrap();
+    write_rows(&db, 0, 500);
+    let sync = WriteOptions::new(Durability::Sync);
+    db.put(&db.default_keyspace(), b"in-the-wal", b"1", &sync)
+        .unwrap();
+    let vfs = ObjectVfs::connect(&url, &store_options(s, None), None).unwrap();
+    let before = objects(&vfs, &prefix);
+
+    let o = cellar(s, &["check", "--db", &url]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("/wal/") && out.contains(": fence of the writer of epoch 1"),
+        "{out}"
+    );
+    let lsm = text(&cellar(s, &["inspect", "lsm", "--db", &url]).stdout);
+    assert!(
+        lsm.contains("writer epoch: 1") && lsm.contains("(1 fence)"),
+        "{lsm}"
+    );
+    let local = tmp.path().join("copy");
+    let (copied, _) = counts(&cellar(
+        s,
+        &["backup", "--db", &url, "--to", local.to_str().unwrap()],
+    ));
+    assert!(copied >= 2);
+    assert_eq!(objects(&vfs, &prefix), before);
+
+    // Still the writer: not fenced by any of it.
+    db.put(&db.default_keyspace(), b"after", b"2", &sync)
+        .unwrap();
+    db.close().unwrap();
 }

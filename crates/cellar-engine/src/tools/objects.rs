@@ -117,23 +117,27 @@ fn ok(path: PathBuf) -> Finding {
     finding(path, Verdict::Ok)
 }
 
-/// Every SST the newest snapshot lists, read whole and compared with its record.
+/// Every SST the newest snapshot lists, in number order, read whole and compared with its
+/// record.
 fn check_ssts(vfs: &dyn Vfs, dir: &Path, meta: &LsmMeta, findings: &mut Vec<Finding>) {
+    let mut listed = std::collections::BTreeMap::new();
     for (ks, k) in &meta.keyspaces {
         for (level, files) in k.levels.iter().enumerate() {
             for (n, f) in files {
-                let path = dir.join(sst_file_name(*n));
-                let verdict = match verify_sst(vfs, &path, *n, Some(f)) {
-                    Ok(()) => Verdict::Ok,
-                    Err(e) if crate::vfs::is_not_found(&e) => Verdict::Missing(format!(
-                        "listed in the newest snapshot (keyspace {ks}, level {level}) but not \
-                         found"
-                    )),
-                    Err(e) => Verdict::Corrupt(e),
-                };
-                findings.push(finding(path, verdict));
+                listed.insert(*n, (*ks, level, f));
             }
         }
+    }
+    for (n, (ks, level, f)) in listed {
+        let path = dir.join(sst_file_name(n));
+        let verdict = match verify_sst(vfs, &path, n, Some(f)) {
+            Ok(()) => Verdict::Ok,
+            Err(e) if crate::vfs::is_not_found(&e) => Verdict::Missing(format!(
+                "listed in the newest snapshot (keyspace {ks}, level {level}) but not found"
+            )),
+            Err(e) => Verdict::Corrupt(e),
+        };
+        findings.push(finding(path, verdict));
     }
 }
 
