@@ -238,6 +238,20 @@ fn an_s3_database_is_backed_up_to_a_directory_and_a_flipped_byte_is_corrupt() {
         .unwrap();
     let key = dir.join(&sst);
     let mut bytes = vfs.read_all(&key).unwrap();
+    // An SST no snapshot lists: an orphan, a warning only.
+    let orphan = dir.join("000999.sst");
+    let mut f = vfs.create(&orphan).unwrap();
+    f.append(&bytes).unwrap();
+    f.sync().unwrap();
+    let o = cellar(s, &["check", "--db", &url]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    let warn = format!("WARN {}: orphan", orphan.display());
+    assert!(
+        out.contains(&warn) && out.contains("1 warnings: OK"),
+        "{out}"
+    );
+
     bytes[100] ^= 0x20;
     let mut f = vfs.create(&key).unwrap();
     f.append(&bytes).unwrap();
