@@ -250,3 +250,76 @@ fn publish(dst: &Place, meta: &LsmMeta) -> Result<PathBuf> {
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::check::{DirCheck, Verdict};
+    use crate::tools::objects::check_objects;
+    use crate::vfs::{MemVfs, RealVfs};
+    use crate::{Db, Options, ReadOptions, WriteOptions};
+
+    fn nothing(_: &Step) {}
+
+    #[test]
+    fn a_directory_copied_to_objects_and_back_holds_the_same_data() -> Result<()> {
+        let tmp = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
+        let (src, ck, back) = (
+            tmp.path().join("src"),
+            tmp.path().join("ck"),
+            tmp.path().join("back"),
+        );
+        let db = Db::open(&src, Options::default())?;
+        let ks = db.default_keyspace();
+        for i in 0..100u32 {
+            db.put(
+                &ks,
+                format!("k{i:03}").as_bytes(),
+                b"v",
+                &WriteOptions::default(),
+            )?;
+        }
+        db.checkpoint(&ck)?;
+        db.close()?;
+        let mem = MemVfs::new();
+        fn dir(p: &Path) -> Place<'_> {
+            Place {
+                vfs: &RealVfs,
+                dir: p,
+                layout: Layout::Directory,
+            }
+        }
+        let objects = Place {
+            vfs: &mem,
+            dir: Path::new("bucket/p"),
+            layout: Layout::Objects,
+        };
+        assert!(!holds_database(&objects)?);
+        let meta = read_state(&dir(&ck))?.ok_or_else(|| Error::InvalidArgument("none".into()))?;
+        let first = copy_state(&dir(&ck), &meta, &objects, &mut nothing)?;
+        assert!(
+            first.copied_files >= 1 && first.skipped_files == 0,
+            "{first:?}"
+        );
+        let again = copy_state(&dir(&ck), &meta, &objects, &mut nothing)?;
+        assert_eq!(
+            (again.copied_files, again.skipped_files),
+            (0, first.copied_files)
+        );
+        assert!(holds_database(&objects)?);
+        let DirCheck::Checked(findings) = check_objects(&mem, objects.dir)? else {
+            panic!("not a database");
+        };
+        assert!(
+            findings.iter().all(|f| matches!(f.verdict, Verdict::Ok)),
+            "{findings:?}"
+        );
+
+        let meta = read_state(&objects)?.ok_or_else(|| Error::InvalidArgument("none".into()))?;
+        copy_state(&objects, &meta, &dir(&back), &mut nothing)?;
+        let db = Db::open(&back, Options::default())?;
+        let got = db.get(&db.default_keyspace(), b"k099", &ReadOptions::default())?;
+        assert_eq!(got.as_deref(), Some(&b"v"[..]));
+        db.close()
+    }
+}
