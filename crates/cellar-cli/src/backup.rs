@@ -3,17 +3,22 @@
 //! the copying (only the SSTs the destination lacks, the manifest last); this decides what
 //! the consistent source state is and reports progress.
 //!
-//! A directory source may be open by a writer, whose files change under a reader: it is
-//! opened (which fails while a writer holds its LOCK) and checkpointed, and the checkpoint,
-//! hard links of immutable files, is what is copied. An object-store source is read at its
+//! A directory source may be open by a writer, whose files change under a reader: its LOCK
+//! is taken (which fails while a writer holds it) and kept for the copy. If its WALs hold
+//! no writes beyond the manifest (a closed database, a backup), the manifest's files are
+//! copied as they are, and the source is not modified. Otherwise it is opened and
+//! checkpointed, and the checkpoint, hard links of immutable files, is what is copied. An object-store source is read at its
 //! newest manifest snapshot, without writing anything: the live writer is neither fenced
 //! nor replaced.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cellar_engine::tools::backup::{copy_state, holds_database, read_state, CopyReport, Step};
+use cellar_engine::tools::backup::{
+    copy_state, has_unflushed_writes, holds_database, read_state, CopyReport, Step,
+};
 use cellar_engine::tools::manifest::LsmMeta;
+use cellar_engine::vfs::{FileLock, RealVfs, Vfs};
 use cellar_engine::{Db, Options};
 
 use crate::error::{CliError, CliResult, Outcome};
@@ -69,7 +74,7 @@ fn copy(
     what: &str,
     out: &mut dyn Write,
 ) -> CliResult<Outcome> {
-    let (source, _checkpoint) = consistent_source(src, store)?;
+    let (source, _guard) = consistent_source(src, store)?;
     let Some(meta) = read_state(&source.place())? else {
         return Err(CliError::Usage(format!(
             "{}: not a Cellar database",
@@ -109,38 +114,63 @@ fn summary(
 }
 
 /// Where the consistent state of `src` can be read: an object store as it is (its
-/// snapshots are immutable), a directory through a checkpoint (removed when the returned
-/// guard drops).
+/// snapshots are immutable), a closed directory as it is (under its LOCK), any other
+/// directory through a checkpoint. The guard holds the LOCK or removes the checkpoint.
 fn consistent_source(
     src: &Path,
     store: &cellar_server::ObjectStoreArgs,
-) -> CliResult<(Location, Option<TempDir>)> {
+) -> CliResult<(Location, SourceGuard)> {
     let at = Location::reach(src, store)?;
     if crate::place::is_url(src) {
-        return Ok((at, None));
+        return Ok((at, SourceGuard::default()));
     }
-    if read_state(&at.place())?.is_none() {
+    let Some(meta) = read_state(&at.place())? else {
         return Err(CliError::Usage(format!(
             "{}: no CURRENT file, not a Cellar database",
             src.display()
         )));
+    };
+    let lock = RealVfs
+        .lock(&src.join("LOCK"))
+        .map_err(|e| in_use(src, &e))?;
+    if !has_unflushed_writes(&at.place(), &meta)? {
+        let guard = SourceGuard {
+            _lock: Some(lock),
+            _checkpoint: None,
+        };
+        return Ok((at, guard));
     }
+    // The open below takes the LOCK itself.
+    drop(lock);
     let tmp = TempDir::beside(src)?;
     let opts = Options {
         background_work: false,
         ..Options::default()
     };
-    let db = Db::open(src, opts).map_err(|e| {
-        CliError::Usage(format!(
-            "cannot open {} to copy it consistently: {e} (a directory database open by a \
-             writer cannot be copied; back it up through its writer's checkpoint, or stop it)",
-            src.display()
-        ))
-    })?;
+    let db = Db::open(src, opts).map_err(|e| in_use(src, &e))?;
     db.checkpoint(&tmp.0)?;
     db.close()?;
     let checkpoint = Location::reach(&tmp.0, store)?;
-    Ok((checkpoint, Some(tmp)))
+    let guard = SourceGuard {
+        _lock: None,
+        _checkpoint: Some(tmp),
+    };
+    Ok((checkpoint, guard))
+}
+
+fn in_use(src: &Path, e: &cellar_engine::Error) -> CliError {
+    CliError::Usage(format!(
+        "cannot open {} to copy it consistently: {e} (a directory database open by a writer \
+         cannot be copied; stop the writer, or back up a checkpoint it made)",
+        src.display()
+    ))
+}
+
+/// What keeps the source consistent until the copy is done (dropped after it).
+#[derive(Default)]
+struct SourceGuard {
+    _lock: Option<Box<dyn FileLock>>,
+    _checkpoint: Option<TempDir>,
 }
 
 /// A directory next to the database (hard links need the same file system), removed on drop.

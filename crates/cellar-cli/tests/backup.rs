@@ -227,6 +227,25 @@ fn an_s3_database_is_backed_up_to_a_directory_and_a_flipped_byte_is_corrupt() {
     let db = open(s, local, &tmp.path().join("cache2"));
     assert_holds(&db, &expected);
     db.close().unwrap();
+    // A closed directory is copied as it is, under its LOCK, without being modified.
+    let files = |dir: &str| -> Vec<(String, u64)> {
+        let mut all: Vec<(String, u64)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, e.metadata().unwrap().len())
+            })
+            .collect();
+        all.sort();
+        all
+    };
+    let before = files(local);
+    let again = s.url(&s.fresh_prefix("again"));
+    let o = cellar(s, &["restore", "--from", local, "--db", &again]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(files(local), before);
+    check_clean(s, &again);
 
     let vfs = ObjectVfs::connect(&url, &store_options(s, None), None).unwrap();
     let dir = Path::new(&prefix);

@@ -12,12 +12,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::log::TailPolicy;
 use crate::log::{LogKind, LogWriter};
 use crate::manifest::objects::{publish_snapshot, snapshot_ids, Published, MANIFEST_DIR};
 use crate::manifest::{
     manifest_file_name, parse_file_name, read_current, sst_file_name, write_current, FileKind,
 };
-use crate::tools::check::verify_manifest;
+use crate::tools::check::{verify_manifest, verify_wal};
 use crate::tools::objects::newest_snapshot;
 use crate::version::LsmMeta;
 use crate::vfs::{is_not_found, Vfs};
@@ -86,6 +87,28 @@ pub fn read_state(place: &Place) -> Result<Option<LsmMeta>> {
             }
         }
     }
+}
+
+/// Whether a directory database holds writes only its WALs have (records in a WAL the
+/// manifest does not cover yet): its manifest alone is then not its newest state, and it
+/// must be opened (and flushed) to be copied whole.
+pub fn has_unflushed_writes(place: &Place, meta: &LsmMeta) -> Result<bool> {
+    if place.layout != Layout::Directory {
+        return Ok(false);
+    }
+    for name in list(place)? {
+        if let Some(FileKind::Wal(n)) = parse_file_name(&name) {
+            let path = place.dir.join(&name);
+            if n >= meta.log_number
+                && !verify_wal(place.vfs, &path, TailPolicy::TolerateTornTail)?
+                    .records
+                    .is_empty()
+            {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// Whether anything of a database is at `place` (a manifest, an SST, a WAL): a restore
