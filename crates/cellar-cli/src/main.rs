@@ -132,8 +132,9 @@ enum Command {
     #[command(
         long_about = "Copy the newest consistent state of a database (--db) to a backup \
                       (--to); either side is a directory or s3://bucket/prefix.\n\n\
-                      A directory database is opened (refused while a writer holds its \
-                      LOCK) and checkpointed, and the checkpoint is copied. A database in an \
+                      A directory database is locked (refused while a writer holds its \
+                      LOCK) and copied as it is, or, if its WAL holds writes its manifest \
+                      does not, opened and checkpointed, and the checkpoint is copied. A database in an \
                       object store is read at its newest manifest snapshot without writing \
                       to it: its writer is not fenced and keeps running (writes still only \
                       in its WAL are not part of the backup).\n\n\
