@@ -38,7 +38,8 @@ const DEFAULT_DB: &str = "./cellar-data";
                   `shell` and `load` open the database (creating it if missing). `inspect` \
                   and `check` are read-only: they never open the database for writing, take \
                   no lock and modify no file, so they are safe on a database in use or one \
-                  that is damaged.",
+                  that is damaged. `backup` and `restore` copy a database's newest state \
+                  between directories and s3:// prefixes (docs/backup.md).",
     after_help = EXIT_CODES_HELP
 )]
 struct Cli {

@@ -282,6 +282,15 @@ fn an_s3_database_is_backed_up_to_a_directory_and_a_flipped_byte_is_corrupt() {
     let name = format!("CORRUPT {}", key.display());
     assert!(out.contains(&name), "{out}");
     assert!(out.contains("DAMAGED"), "{out}");
+
+    vfs.remove(&key).unwrap();
+    let o = cellar(s, &["check", "--db", &url]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!("MISSING {}: listed", key.display())),
+        "{out}"
+    );
 }
 
 /// Every object under `prefix` (the SSTs, the snapshots, the WAL objects).
