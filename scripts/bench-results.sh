@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Reruns the full benchmark of each named workload (default: all of them, in this order) with
 # the command docs/benchmarks.md gives, replacing its result file in docs/benchmarks/, then
-# regenerates RESULTS.md. Needs the `rocksdb` build and the Java peers (docs/benchmarks.md,
+# regenerates RESULTS.md. Needs the `rocksdb` and `slatedb` build and the Java peers (docs/benchmarks.md,
 # "Building the peers"), a quiet machine, and a clean checkout: every record names the
 # commit it ran on, and a dirty tree is marked `-dirty`.
 #
-#   scripts/bench-results.sh [db ycsb import hypertable elliptics mapfile server dfsio]
+#   scripts/bench-results.sh [db ycsb import hypertable elliptics mapfile server dfsio objstore]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,12 +43,13 @@ workload() {
         --rates 1000,5000,10000 --db-dir "$data/server" ;;
     dfsio) run dfsio-8x1g.jsonl dfsio --files 8 --size 1GB --buffer-size 8388608 \
         --engines cellar,posix --fio --dir "$data/dfsio" ;;
+    objstore) run objstore-1m.jsonl objstore --records 1000000 --db-dir "$data/objstore" ;;
     *) echo "unknown workload $1" >&2; return 2 ;;
     esac
 }
 
 if (($# == 0)); then
-    set -- db ycsb import hypertable elliptics mapfile server dfsio
+    set -- db ycsb import hypertable elliptics mapfile server dfsio objstore
 fi
 for w in "$@"; do
     workload "$w"

@@ -33,7 +33,7 @@ export CELLAR_BIN="$PWD/target/release/cellar"
 export CHROMIUM_BIN="$(command -v chromium)"
 export WEED_BIN="$PWD/$venv/bin/weed"
 
+# The workspace build has cellar-engine's `object-store` feature (cellar-cli and
+# cellar-bench enable it), so this runs the object-store tests on SeaweedFS too.
 cargo test --workspace --release
-# The object-store backend (ObjectVfs) against InMemory and a real SeaweedFS.
-cargo test --release -p cellar-engine --features object-store
 "$venv/bin/python" -m pytest -q tests/python clients/python/tests

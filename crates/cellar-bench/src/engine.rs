@@ -21,6 +21,22 @@ pub struct OpenConfig {
     /// the table readers).
     #[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
     pub rocksdb_index_filter_in_cache: bool,
+    /// Cellar only: how a database opened at an `s3://bucket/prefix` path is set up
+    /// (the `objstore` suite's bucket variants); `None` everywhere else.
+    pub object_store: Option<ObjectStoreTarget>,
+}
+
+/// Cellar's settings for a database in an S3-compatible bucket
+/// (`cellar_engine::ObjectStoreOptions`): where its WAL lives and its local disk cache.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ObjectStoreTarget {
+    /// The WAL in the bucket (`wal=object`) rather than on local disk (`wal=local`).
+    pub wal_in_bucket: bool,
+    /// The disk cache of SST data (and, with `wal=local`, the WAL).
+    pub cache_dir: std::path::PathBuf,
+    pub cache_bytes: u64,
+    /// The S3 endpoint; `None`: `AWS_ENDPOINT_URL`.
+    pub endpoint: Option<String>,
 }
 
 /// Where a scan positions its iterator before visiting entries.
@@ -52,6 +68,9 @@ pub struct EngineStats {
     /// warm-up), and the files it warmed.
     pub warm_up_bytes: Option<u64>,
     pub warm_ups: Option<u64>,
+    /// Counters of the storage under the engine by name (Cellar in a bucket: its GETs and
+    /// PUTs per file kind, its disk cache's hits and misses); empty when it has none.
+    pub storage: Vec<(&'static str, u64)>,
 }
 
 pub trait Engine: Send + Sync {

@@ -22,7 +22,7 @@ pub enum BenchError {
     /// A flag value the harness cannot use.
     #[error("invalid argument: {0}")]
     Invalid(String),
-    #[error("unknown engine {0:?} (known: cellar, rocksdb, lmdb, fjall, sqlite)")]
+    #[error("unknown engine {0:?} (known: cellar, rocksdb, lmdb, fjall, sqlite, slatedb)")]
     UnknownEngine(String),
     #[error(
         "engine {0:?} is not compiled into this binary: rebuild with `--features {0}` \

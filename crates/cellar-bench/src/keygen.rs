@@ -74,6 +74,15 @@ pub struct KeyOrder {
     num: u64,
     next: u64,
     rng: Option<StdRng>,
+    /// [`Self::shuffled`]'s order.
+    permutation: Option<Vec<u64>>,
+}
+
+fn shuffled_indexes(num: u64, seed: u64) -> Vec<u64> {
+    use rand::seq::SliceRandom;
+    let mut v: Vec<u64> = (0..num.max(1)).collect();
+    v.shuffle(&mut StdRng::seed_from_u64(seed));
+    v
 }
 
 impl KeyOrder {
@@ -83,6 +92,7 @@ impl KeyOrder {
             num: num.max(1),
             next: 0,
             rng: None,
+            permutation: None,
         }
     }
 
@@ -92,10 +102,27 @@ impl KeyOrder {
             num: num.max(1),
             next: 0,
             rng: Some(StdRng::seed_from_u64(seed)),
+            permutation: None,
+        }
+    }
+
+    /// Every index of `0..num` once, in an order shuffled reproducibly from `seed` (a
+    /// random fill after which every key exists).
+    pub fn shuffled(num: u64, seed: u64) -> Self {
+        KeyOrder {
+            num: num.max(1),
+            next: 0,
+            rng: None,
+            permutation: Some(shuffled_indexes(num, seed)),
         }
     }
 
     pub fn next_index(&mut self) -> u64 {
+        if let Some(p) = &self.permutation {
+            let i = p.get(self.next as usize).copied().unwrap_or(0);
+            self.next = (self.next + 1) % self.num;
+            return i;
+        }
         match &mut self.rng {
             Some(rng) => rng.gen_range(0..self.num),
             None => {

@@ -19,6 +19,7 @@ mod java;
 mod keygen;
 pub mod mapfile;
 mod measure;
+pub mod objstore;
 mod peer_keys;
 pub mod peers;
 mod procfs;

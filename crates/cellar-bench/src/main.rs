@@ -12,7 +12,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 use cellar_bench::{
-    db, dfsio, elliptics, gen_aol, hypertable, import, mapfile, peers, report, server, ycsb,
+    db, dfsio, elliptics, gen_aol, hypertable, import, mapfile, objstore, peers, report, server,
+    ycsb,
 };
 use clap::{Parser, Subcommand};
 
@@ -67,6 +68,14 @@ pub enum Command {
     /// docs/benchmarks.md, "elliptics").
     Elliptics(elliptics::EllipticsArgs),
 
+    /// Databases in S3-compatible object storage, side by side on one SeaweedFS (started
+    /// here with `weed mini`, or --s3-endpoint): Cellar on local disk, Cellar in the bucket
+    /// with wal=local and with wal=object, and SlateDB in the bucket (`--features slatedb`).
+    /// fillseq and fillrandom (puts/s), readrandom warm (same process) and cold (a fresh
+    /// process, empty caches; GETs per read from Cellar's storage counters), YCSB A-F, and
+    /// durable puts with 1 and 16 writers (p50/p99). Targets: docs/benchmarks.md, "objstore".
+    Objstore(objstore::ObjstoreArgs),
+
     /// Install, check and self-test the peers (RocksDB, Hadoop MapFile, HBase).
     #[command(subcommand)]
     Peers(peers::PeersCommand),
@@ -107,6 +116,7 @@ fn main() -> ExitCode {
         Command::Hypertable(args) => hypertable::run(&args),
         Command::Mapfile(args) => mapfile::run(&args),
         Command::Elliptics(args) => elliptics::run(&args),
+        Command::Objstore(args) => objstore::run(&args),
         Command::Peers(cmd) => peers::run(&cmd),
         Command::Ycsb(args) => ycsb::run(&args),
         Command::Import(args) => import::run(&args),

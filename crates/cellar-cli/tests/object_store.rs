@@ -223,3 +223,105 @@ fn a_killed_writer_whose_disk_is_lost_keeps_every_acknowledged_write() {
         assert!(out.contains(row.as_str()), "{row} missing from {out}");
     }
 }
+
+/// A `cellar serve` process with only its HTTP listener.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(s: &SeaweedFs, url: &str, cache: &Path, extra: &[&str]) -> Server {
+        let mut child = cellar(s)
+            .args(["serve", "--db", url, "--thrift", "none", "--grpc", "none"])
+            .args(["--http", "127.0.0.1:0", "--cache-dir"])
+            .arg(cache)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let addr = line
+            .split_whitespace()
+            .last()
+            .unwrap_or_default()
+            .to_string();
+        assert!(line.starts_with("listening"), "{line}");
+        Server { child, addr }
+    }
+
+    /// One HTTP/1.0 request; the response's status line and body.
+    fn request(&self, method: &str, path: &str, body: &str) -> (String, String) {
+        use std::io::Read;
+        let mut c = std::net::TcpStream::connect(&self.addr).unwrap();
+        let req = format!(
+            "{method} {path} HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        c.write_all(req.as_bytes()).unwrap();
+        let mut resp = String::new();
+        c.read_to_string(&mut resp).unwrap();
+        let (head, body) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
+        (
+            head.lines().next().unwrap_or_default().to_string(),
+            body.to_string(),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn serve_and_a_follower_serve_a_database_in_the_bucket() {
+    let s = seaweed();
+    let url = s.url(&s.fresh_prefix("cli-serve"));
+    let (cw, cf) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = shell(
+        s,
+        &url,
+        cw.path(),
+        &["--wal", "object"],
+        "CREATE TABLE t (f);",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let writer = Server::start(s, &url, cw.path(), &["--wal", "object"]);
+    let body = r#"{"cells": [{"column": "f:q", "value": "hello"}], "durability": "sync"}"#;
+    let (status, reply) = writer.request("PUT", "/t/row1", body);
+    assert!(status.contains("200"), "{status} {reply}");
+    let (_, row) = writer.request("GET", "/t/row1", "");
+    assert!(row.contains("hello"), "{row}");
+    let (_, metrics) = writer.request("GET", "/metrics", "");
+    assert!(
+        metrics.contains("cellar_object_requests_total{op=\"put\",kind=\"wal\"}"),
+        "{metrics}"
+    );
+
+    let follower = Server::start(s, &url, cf.path(), &["--wal", "object", "--follow"]);
+    let (_, row) = follower.request("GET", "/t/row1", "");
+    assert!(row.contains("hello"), "{row}");
+    let (status, _) = follower.request("PUT", "/t/row2", body);
+    assert!(!status.contains("200"), "a follower took a write: {status}");
+    // A write to the writer reaches the follower within its polling interval.
+    let (status, _) = writer.request("PUT", "/t/row3", body);
+    assert!(status.contains("200"), "{status}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (status, _) = follower.request("GET", "/t/row3", "");
+        if status.contains("200") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the follower never saw row3"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

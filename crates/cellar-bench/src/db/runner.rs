@@ -73,6 +73,7 @@ impl<'a> Runner<'a> {
                 rocksdb_statistics: self.cfg.rocksdb_statistics,
                 rocksdb_index_filter_in_cache: self.cfg.rocksdb_index_filter
                     == IndexFilter::Partitioned,
+                object_store: None,
             },
         )
     }

@@ -37,6 +37,7 @@ fn open(spec: &Spec, dir: &Path) -> Result<Box<dyn Engine>> {
             // Index and filters in table readers, as Cellar keeps them: both then report
             // them as resident memory.
             rocksdb_index_filter_in_cache: false,
+            object_store: None,
         },
     )
 }

@@ -4,10 +4,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use cellar_engine::{
-    Compression, Db, Durability, Keyspace, Options, ReadOptions, WriteBatch, WriteOptions,
+    Compression, Db, Durability, Keyspace, ObjectStoreOptions, Options, ReadOptions, WalMode,
+    WriteBatch, WriteOptions,
 };
 
-use crate::engine::{Direction, Engine, EngineStats, OpenConfig, Seek};
+use crate::engine::{Direction, Engine, EngineStats, ObjectStoreTarget, OpenConfig, Seek};
 use crate::error::{BenchError, Result};
 
 const NAME: &str = "cellar";
@@ -32,9 +33,18 @@ impl CellarEngine {
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             block_size_bytes: 4096,
+            object_store: cfg
+                .object_store
+                .as_ref()
+                .map_or_else(ObjectStoreOptions::default, object_store_options),
             ..Options::default()
         };
         let db = Db::open(path, opts).map_err(err("open"))?;
+        let db = if is_url(path) {
+            refuse_local_stand_in(db, path)?
+        } else {
+            db
+        };
         let ks = db.default_keyspace();
         Ok(CellarEngine {
             db,
@@ -52,6 +62,48 @@ impl CellarEngine {
             &self.write
         }
     }
+}
+
+/// The options of a database at an `s3://` path; credentials and region come from the
+/// AWS_* environment, as for every AWS tool.
+fn object_store_options(t: &ObjectStoreTarget) -> ObjectStoreOptions {
+    ObjectStoreOptions {
+        wal: if t.wal_in_bucket {
+            WalMode::Object
+        } else {
+            WalMode::Local
+        },
+        cache_dir: Some(t.cache_dir.clone()),
+        cache_bytes: t.cache_bytes,
+        endpoint: t.endpoint.clone(),
+        ..ObjectStoreOptions::default()
+    }
+}
+
+fn is_url(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| p.starts_with("s3://"))
+}
+
+/// A `cellar-engine` without object-store support opens `s3://b/p` as the relative
+/// directory `s3:/b/p`: a database in a bucket has a writer epoch and storage counters, so
+/// one with neither is that stand-in, and measuring it would pass local-disk numbers off as
+/// the bucket's. Fails then (and removes the stand-in directory it just created).
+fn refuse_local_stand_in(db: Db, path: &Path) -> Result<Db> {
+    let stats = db.stats();
+    if stats.writer_epoch > 0 || !stats.storage.is_empty() {
+        return Ok(db);
+    }
+    db.close().map_err(err("close"))?;
+    let _ = std::fs::remove_dir_all(path);
+    Err(BenchError::engine(
+        NAME,
+        "open",
+        format!(
+            "{} was opened as a local directory: this cellar-engine has no object-store \
+             support (its `object-store` feature)",
+            path.display()
+        ),
+    ))
 }
 
 impl Engine for CellarEngine {
@@ -162,6 +214,7 @@ impl Engine for CellarEngine {
             wal_syncs: Some(s.wal_syncs),
             warm_up_bytes: Some(s.warm_up_bytes),
             warm_ups: Some(s.warm_ups),
+            storage: s.storage,
         }
     }
 

@@ -15,6 +15,7 @@ fn cfg(index_filter_in_cache: bool) -> OpenConfig {
         direct_reads: false,
         rocksdb_statistics: index_filter_in_cache,
         rocksdb_index_filter_in_cache: index_filter_in_cache,
+        object_store: None,
     }
 }
 
@@ -149,7 +150,7 @@ fn every_built_engine_honours_the_engine_contract() {
         check_engine(name, &dir.path().join(name), &cfg(false));
         checked.push(name);
     }
-    for peer in ["lmdb", "fjall", "sqlite"] {
+    for peer in ["lmdb", "fjall", "sqlite", "slatedb"] {
         assert_eq!(checked.contains(&peer), is_built(peer));
     }
     assert!(checked.contains(&"cellar"));

@@ -1,6 +1,6 @@
 //! Engine adapters, each compiled only with the cargo feature of its name (except Cellar's).
-//! `lmdb`, `fjall` and `sqlite` are default features; `rocksdb` links a system library and
-//! is opt-in. What `sync` means for each engine is at the top of its file.
+//! `lmdb`, `fjall` and `sqlite` are default features; `rocksdb` (a C++ build) and `slatedb`
+//! (an object-store engine on tokio) are opt-in. What `sync` means for each engine is at the top of its file.
 
 use std::path::Path;
 
@@ -14,11 +14,13 @@ pub mod fjall;
 pub mod lmdb;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
+#[cfg(feature = "slatedb")]
+pub mod slatedb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
 /// Every engine the harness knows, in the order suites run them.
-pub const KNOWN: &[&str] = &["cellar", "rocksdb", "lmdb", "fjall", "sqlite"];
+pub const KNOWN: &[&str] = &["cellar", "rocksdb", "lmdb", "fjall", "sqlite", "slatedb"];
 
 /// The engines compiled into this binary.
 const BUILT: &[&str] = &[
@@ -31,6 +33,8 @@ const BUILT: &[&str] = &[
     "fjall",
     #[cfg(feature = "sqlite")]
     "sqlite",
+    #[cfg(feature = "slatedb")]
+    "slatedb",
 ];
 
 /// Whether engine `name` (one of [`KNOWN`]) is compiled into this binary.
@@ -60,6 +64,8 @@ pub fn open(name: &str, path: &Path, cfg: &OpenConfig) -> Result<Box<dyn Engine>
         "fjall" => Ok(Box::new(fjall::FjallEngine::open(path, cfg)?)),
         #[cfg(feature = "sqlite")]
         "sqlite" => Ok(Box::new(sqlite::SqliteEngine::open(path, cfg)?)),
+        #[cfg(feature = "slatedb")]
+        "slatedb" => Ok(Box::new(slatedb::SlateDbEngine::open(path, cfg)?)),
         _ => Ok(Box::new(cellar::CellarEngine::open(path, cfg)?)),
     }
 }

@@ -63,6 +63,7 @@ pub fn child_main(json: &str) -> Result<()> {
             direct_reads: false,
             rocksdb_statistics: false,
             rocksdb_index_filter_in_cache: false,
+            object_store: None,
         },
     )?;
     let r = measure(&cfg, engine.as_ref());

@@ -401,6 +401,7 @@ fn child_main(cfg: &ImportConfig) -> Result<()> {
                     direct_reads: false,
                     rocksdb_statistics: false,
                     rocksdb_index_filter_in_cache: false,
+                    object_store: None,
                 },
             )?;
             let r = variant(cfg, engine.as_ref(), &dir, durable, writers);

@@ -30,6 +30,7 @@ fn open(name: &str, dir: &Path, spec: &Spec) -> Result<Box<dyn Engine>> {
             direct_reads: false,
             rocksdb_statistics: false,
             rocksdb_index_filter_in_cache: false,
+            object_store: None,
         },
     )
 }

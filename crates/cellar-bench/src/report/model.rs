@@ -27,6 +27,8 @@ pub enum Family {
     Server,
     Dfsio,
     Hypertable,
+    /// `cellar-bench objstore`: databases in an S3-compatible bucket.
+    Objstore,
     /// A workload this report does not know: a generic ops/s table.
     Other,
 }
@@ -58,7 +60,7 @@ const YCSB_WORKLOADS: [&str; 7] = [
     "ycsb_e",
 ];
 
-pub const ALL_FAMILIES: [Family; 9] = [
+pub const ALL_FAMILIES: [Family; 10] = [
     Family::Db,
     Family::Mapfile,
     Family::Elliptics,
@@ -67,6 +69,7 @@ pub const ALL_FAMILIES: [Family; 9] = [
     Family::Server,
     Family::Dfsio,
     Family::Hypertable,
+    Family::Objstore,
     Family::Other,
 ];
 
@@ -82,6 +85,7 @@ impl Family {
             "server" => Family::Server,
             "dfsio" => Family::Dfsio,
             "hypertable" => Family::Hypertable,
+            "objstore" => Family::Objstore,
             _ => Family::Other,
         }
     }
@@ -101,6 +105,11 @@ impl Family {
             }
             Family::Dfsio => "Hadoop TestDFSIO through Cellar's Vfs (`cellar-bench dfsio`)",
             Family::Hypertable => "Hypertable's AOL query-log test (`cellar-bench hypertable`)",
+            Family::Objstore => {
+                "Databases in S3-compatible object storage, one local SeaweedFS: Cellar in the \
+                 bucket (wal-local, wal-object) beside Cellar on local disk and SlateDB; a \
+                 peer's ratio is to Cellar wal-object (`cellar-bench objstore`)"
+            }
             Family::Other => "Other workloads",
         }
     }
@@ -137,6 +146,7 @@ impl Family {
         let list: &[&str] = match self {
             Family::Db => &DB_WORKLOADS,
             Family::Ycsb => &YCSB_WORKLOADS,
+            Family::Objstore => &OBJSTORE_WORKLOADS,
             _ => &[],
         };
         list.iter()
@@ -192,6 +202,32 @@ impl Family {
             }
             _ => (0, natural_key(variant)),
         }
+    }
+}
+
+/// `cellar-bench objstore`'s workloads, in report order.
+const OBJSTORE_WORKLOADS: [&str; 13] = [
+    "fillseq",
+    "fillrandom",
+    "readrandom_warm",
+    "readrandom_cold",
+    "durable_puts_t1",
+    "durable_puts_t16",
+    "ycsb_load",
+    "ycsb_a",
+    "ycsb_b",
+    "ycsb_c",
+    "ycsb_d",
+    "ycsb_e",
+    "ycsb_f",
+];
+
+/// The Cellar variant a peer's row of `family` is compared with; `None`: the same variant.
+fn baseline_variant(family: Family) -> Option<&'static str> {
+    match family {
+        // SlateDB keeps its WAL in the bucket too.
+        Family::Objstore => Some("wal-object"),
+        _ => None,
     }
 }
 
@@ -435,7 +471,11 @@ fn build_table(
         .filter_map(|r| Some((r.variant.clone(), r.figure.filter(|f| *f > 0.0)?)))
         .collect();
     for row in &mut rows {
-        if let (Some(f), Some(base)) = (row.figure.filter(|f| *f >= 0.0), cellar.get(&row.variant))
+        let base_variant = match baseline_variant(family) {
+            Some(v) if !is_cellar(&row.engine) => v,
+            _ => row.variant.as_str(),
+        };
+        if let (Some(f), Some(base)) = (row.figure.filter(|f| *f >= 0.0), cellar.get(base_variant))
         {
             row.ratio = Some(f / base);
         }

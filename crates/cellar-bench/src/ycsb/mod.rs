@@ -275,6 +275,45 @@ pub fn run(a: &YcsbArgs) -> Result<()> {
     failure.map_or(Ok(()), Err)
 }
 
+/// The size of a YCSB run that another suite drives on an engine it opened.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CoreRun {
+    pub records: u64,
+    pub operations: u64,
+    pub threads: usize,
+    /// Bytes per record, split over YCSB's 10 fields.
+    pub value_bytes: usize,
+    pub seed: u64,
+}
+
+/// YCSB's core workloads in its recommended order (A, B, C, F, D, E) on `engine`, opened
+/// and empty (the `objstore` suite's databases live in a bucket): the load, then each
+/// workload, each measurement handed to `sink` as it exists. `dir` is where the
+/// database's local files are, if any (for `db_bytes`).
+pub(crate) fn run_core_workloads(
+    engine: &dyn Engine,
+    dir: &std::path::Path,
+    run: CoreRun,
+    sink: &mut dyn FnMut(SuiteRecord) -> Result<()>,
+) -> Result<()> {
+    const FIELDS: usize = 10;
+    let cfg = YcsbConfig {
+        engines: vec![engine.name().to_string()],
+        workloads: "abcfde".chars().filter_map(workload::core).collect(),
+        records: run.records,
+        operations: run.operations,
+        threads: vec![run.threads],
+        field_count: FIELDS,
+        field_length: (run.value_bytes / FIELDS).max(1),
+        db_dir: dir.to_path_buf(),
+        cache_bytes: 0,
+        memtable_bytes: 0,
+        seed: run.seed,
+        keep_db: true,
+    };
+    Phases::new(&cfg, engine, run.threads, dir).run_all(sink)
+}
+
 /// One engine: every thread count, each with its own load and workloads.
 fn child_main(cfg: &YcsbConfig) -> Result<()> {
     let [engine_name] = cfg.engines.as_slice() else {
@@ -293,9 +332,11 @@ fn child_main(cfg: &YcsbConfig) -> Result<()> {
                 direct_reads: false,
                 rocksdb_statistics: false,
                 rocksdb_index_filter_in_cache: false,
+                object_store: None,
             },
         )?;
-        let r = Phases::new(cfg, engine.as_ref(), threads, &dir).run_all();
+        let r = Phases::new(cfg, engine.as_ref(), threads, &dir)
+            .run_all(&mut |r| suite::emit("ycsb", &r));
         let closed = engine.close();
         r?;
         closed?;
@@ -334,12 +375,11 @@ impl<'a> Phases<'a> {
         }
     }
 
-    fn run_all(&mut self) -> Result<()> {
-        let load = self.load()?;
-        suite::emit("ycsb", &load)?;
+    /// The load, then each workload, every measurement handed to `sink` as it exists.
+    fn run_all(&mut self, sink: &mut dyn FnMut(SuiteRecord) -> Result<()>) -> Result<()> {
+        sink(self.load()?)?;
         for (i, mix) in self.cfg.workloads.iter().enumerate() {
-            let r = self.workload(*mix, i as u64)?;
-            suite::emit("ycsb", &r)?;
+            sink(self.workload(*mix, i as u64)?)?;
         }
         Ok(())
     }

@@ -46,6 +46,11 @@
 //! | `cellar_engine_writes_total` | counter | | `writeRequestCount` | engine write batches |
 //! | `cellar_engine_written_bytes_total` | counter | | | bytes of those batches |
 //! | `cellar_uptime_seconds` | gauge | | | seconds since the server started |
+//! | `cellar_object_requests_total` | counter | `op` (get, put, head, list, delete, copy), `kind` (sst, manifest, wal, other; get and put only) | | requests to the object store (`--db s3://...`) |
+//! | `cellar_object_bytes_total` | counter | `op` (get, put), `kind` | | bytes those GETs and PUTs moved |
+//! | `cellar_object_cache_hits_total`, `_misses_total` | counter | | | reads the local disk cache served or missed |
+//! | `cellar_object_cache_size_bytes` | gauge | | | bytes the disk cache holds |
+//! | `cellar_writer_epoch` | gauge | | | the writer epoch of a database in an object store |
 //!
 //! Engine keyspaces that are not table families (the catalog) appear with the keyspace's
 //! name as `table` and an empty `family`.
@@ -59,7 +64,7 @@ use cellar_engine::Stats;
 use cellar_table::schema::parse_family_keyspace_name;
 use prometheus_client::encoding::text::{encode_eof, encode_registry};
 use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::registry::Registry;
@@ -74,6 +79,59 @@ struct LevelLabels {
     table: String,
     family: String,
     level: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ObjectLabels {
+    op: String,
+    kind: String,
+}
+
+/// The object store's counters (`Stats::storage`, named `object_<op>_<what>[_<kind>]`) as
+/// labelled metrics; nothing for a database in a directory.
+fn register_object_store(r: &mut Registry, s: &Stats) {
+    if s.storage.is_empty() {
+        return;
+    }
+    let requests = Family::<ObjectLabels, Counter>::default();
+    let bytes = Family::<ObjectLabels, Counter>::default();
+    let labels = |op: &str, kind: &str| ObjectLabels {
+        op: op.to_string(),
+        kind: kind.to_string(),
+    };
+    for (name, value) in &s.storage {
+        let Some(rest) = name.strip_prefix("object_") else {
+            continue;
+        };
+        let parts: Vec<&str> = rest.split('_').collect();
+        match parts.as_slice() {
+            [op, "requests", kind] => {
+                requests.get_or_create(&labels(op, kind)).inc_by(*value);
+            }
+            [op, "requests"] => {
+                requests.get_or_create(&labels(op, "")).inc_by(*value);
+            }
+            [op, "bytes", kind] => {
+                bytes.get_or_create(&labels(op, kind)).inc_by(*value);
+            }
+            ["cache", "hits"] => counter(r, "object_cache_hits", "Disk cache hits", *value),
+            ["cache", "misses"] => counter(r, "object_cache_misses", "Disk cache misses", *value),
+            ["cache", "bytes"] => gauge(r, "object_cache_size_bytes", "Disk cache bytes", *value),
+            _ => {}
+        }
+    }
+    r.register("object_requests", "Requests to the object store", requests);
+    r.register(
+        "object_bytes",
+        "Bytes moved by object-store GETs and PUTs",
+        bytes,
+    );
+    gauge(
+        r,
+        "writer_epoch",
+        "Writer epoch in the object store",
+        s.writer_epoch,
+    );
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -188,6 +246,7 @@ fn engine_registry(s: &Stats, uptime_seconds: f64) -> Registry {
         s.flush_bytes,
     );
     counter(&mut r, "wal_syncs", "WAL fsyncs", s.wal_syncs);
+    register_object_store(&mut r, s);
     counter(
         &mut r,
         "wal_written_bytes",

@@ -58,7 +58,15 @@ pub(crate) struct DiskCache {
     chunks: PathBuf,
     budget: u64,
     state: Mutex<State>,
+    /// Open handles of recently read chunk files: a hit then costs one `pread`, not an
+    /// `open`, a `pread` and a `close` (which made warm reads through the cache 1.6× slower
+    /// than from a local database's page cache). Bounded by [`OPEN_FILES`]; a chunk's file
+    /// is never rewritten, so a handle outliving its eviction still reads the right bytes.
+    open_files: Mutex<HashMap<PathBuf, std::sync::Arc<File>>>,
 }
+
+/// At most this many chunk files are kept open.
+const OPEN_FILES: usize = 1024;
 
 /// What a chunk's trailer says.
 struct Trailer {
@@ -84,6 +92,7 @@ impl DiskCache {
             chunks,
             budget: config.bytes,
             state: Mutex::new(State::default()),
+            open_files: Mutex::new(HashMap::new()),
         };
         cache.rebuild()?;
         Ok(cache)
@@ -101,13 +110,35 @@ impl DiskCache {
         let Some((range, path, verified)) = self.lookup(ident, offset, end) else {
             return false;
         };
-        let ok = (verified || self.verify(&path, range.1)) && pread(&path, buf, offset - range.0);
+        let ok =
+            (verified || self.verify(&path, range.1)) && self.pread(&path, buf, offset - range.0);
         if ok {
             self.state.lock().mark_verified(ident, range);
         } else {
             self.drop_chunk(ident, range);
         }
         ok
+    }
+
+    /// Reads `buf` at `offset` of the chunk file `path`, through a kept-open handle.
+    fn pread(&self, path: &Path, buf: &mut [u8], offset: u64) -> bool {
+        let open = self.open_files.lock().get(path).cloned();
+        let file = match open {
+            Some(f) => f,
+            None => {
+                let Ok(f) = File::open(path) else {
+                    return false;
+                };
+                let f = std::sync::Arc::new(f);
+                let mut files = self.open_files.lock();
+                if files.len() >= OPEN_FILES {
+                    files.clear();
+                }
+                files.insert(path.to_path_buf(), std::sync::Arc::clone(&f));
+                f
+            }
+        };
+        file.read_exact_at(buf, offset).is_ok()
     }
 
     /// Finds a chunk covering `offset..end` and makes it the most recently used.
@@ -209,6 +240,11 @@ impl DiskCache {
     /// Forgets a chunk and removes its file.
     fn drop_chunk(&self, ident: &str, range: (u64, u64)) {
         let path = self.state.lock().remove(ident, range);
+        if let Some(p) = &path {
+            // A handle to a damaged file must not outlive it: the chunk may be fetched
+            // again into a new file of the same name.
+            self.open_files.lock().remove(p);
+        }
         remove_files(path.into_iter().collect());
     }
 
@@ -320,12 +356,6 @@ fn remove_files(paths: Vec<PathBuf>) {
     for path in paths {
         let _ = fs::remove_file(path);
     }
-}
-
-fn pread(path: &Path, buf: &mut [u8], offset: u64) -> bool {
-    File::open(path)
-        .and_then(|f| f.read_exact_at(buf, offset))
-        .is_ok()
 }
 
 fn encode_trailer(ident: &str, offset: u64, len: u64, crc: u32) -> Vec<u8> {
