@@ -6,13 +6,23 @@ use std::io::Write;
 use std::path::Path;
 
 use cellar_engine::tools::log::TailPolicy;
-use cellar_engine::tools::manifest::{read_manifest_records, replay, FileMeta, KeyspaceMeta};
+use cellar_engine::tools::manifest::{
+    read_manifest_records, replay, FileMeta, KeyspaceMeta, LsmMeta,
+};
+use cellar_engine::tools::objects::objects_layout;
 
 use crate::dbdir::{current_manifest, read_input};
-use crate::error::{CliResult, Outcome};
+use crate::error::{CliError, CliResult, Outcome};
 use crate::show::{count, escape, escape_truncated, user_key, VALUE_PREVIEW};
 
-pub fn run(db: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
+pub fn run(
+    db: &Path,
+    store: &cellar_server::ObjectStoreArgs,
+    out: &mut dyn Write,
+) -> CliResult<Outcome> {
+    if crate::place::is_url(db) {
+        return run_objects(db, store, out);
+    }
     let path = current_manifest(db)?;
     let bytes = read_input(&path)?;
     let read = read_manifest_records(&bytes, &path, TailPolicy::TolerateTornTail)?;
@@ -31,7 +41,43 @@ pub fn run(db: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
     writeln!(out, "next file number: {}", meta.next_file_number)?;
     writeln!(out, "last sequence: {}", meta.last_sequence)?;
     writeln!(out, "next keyspace id: {}", meta.next_keyspace_id)?;
+    print_levels(&meta, out)
+}
 
+/// A database in an object store: its newest snapshot (read, never written) and the WAL
+/// objects, then the levels as for a directory.
+fn run_objects(
+    db: &Path,
+    store: &cellar_server::ObjectStoreArgs,
+    out: &mut dyn Write,
+) -> CliResult<Outcome> {
+    let at = crate::place::Location::reach(db, store)?;
+    let Some(layout) = objects_layout(&*at.vfs, &at.dir)? else {
+        return Err(CliError::Usage(format!(
+            "{}: no manifest snapshot, not a Cellar database",
+            db.display()
+        )));
+    };
+    let meta = &layout.meta;
+    writeln!(out, "database: {}", db.display())?;
+    writeln!(out, "storage: object store")?;
+    writeln!(out, "snapshot: {}", layout.snapshot_id)?;
+    writeln!(out, "writer epoch: {}", meta.writer_epoch)?;
+    writeln!(out, "log number: {}", meta.log_number)?;
+    writeln!(
+        out,
+        "wal objects: {} ({})",
+        layout.wal_objects,
+        count(layout.fences as u64, "fence", "fences")
+    )?;
+    writeln!(out, "next file number: {}", meta.next_file_number)?;
+    writeln!(out, "last sequence: {}", meta.last_sequence)?;
+    writeln!(out, "next keyspace id: {}", meta.next_keyspace_id)?;
+    print_levels(meta, out)
+}
+
+/// Every keyspace's levels, then the totals.
+fn print_levels(meta: &LsmMeta, out: &mut dyn Write) -> CliResult<Outcome> {
     let (mut all_files, mut all_bytes, mut all_tombstones) = (0usize, 0u64, 0usize);
     for (id, k) in &meta.keyspaces {
         let (files, bytes) = print_keyspace(out, *id, k)?;

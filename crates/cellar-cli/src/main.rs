@@ -1,5 +1,6 @@
 //! `cellar`: the HQL shell, bulk loads, and read-only inspection and checking of a database.
 
+mod backup;
 mod check;
 mod dbdir;
 mod error;
@@ -7,6 +8,7 @@ mod inspect_log;
 mod inspect_lsm;
 mod inspect_sst;
 mod load_cmd;
+mod place;
 mod serve_cmd;
 mod shell_cmd;
 mod show;
@@ -36,7 +38,8 @@ const DEFAULT_DB: &str = "./cellar-data";
                   `shell` and `load` open the database (creating it if missing). `inspect` \
                   and `check` are read-only: they never open the database for writing, take \
                   no lock and modify no file, so they are safe on a database in use or one \
-                  that is damaged.",
+                  that is damaged. `backup` and `restore` copy a database's newest state \
+                  between directories and s3:// prefixes (docs/backup.md).",
     after_help = EXIT_CODES_HELP
 )]
 struct Cli {
@@ -106,6 +109,12 @@ enum Command {
                       every SST the manifest lists (every block read and checked, size and \
                       key range compared with the manifest). Files nothing refers to are \
                       reported as warnings.\n\n\
+                      With --db s3://bucket/prefix (a database in an object store), it \
+                      reads and never writes the bucket: the newest manifest snapshot \
+                      (decoded and replayed), every SST it lists, the older retained \
+                      snapshots and every WAL object (fences are noted); SST objects no \
+                      retained snapshot lists are reported as warnings (orphans, which the \
+                      writer's garbage collection deletes after its grace period).\n\n\
                       Output: one line per file, `OK <path>`, `CORRUPT <path>: <error naming \
                       the file and offset>`, `MISSING <path>: <why>` or `WARN <path>: <why>`, \
                       then a summary line.\n\n\
@@ -114,10 +123,43 @@ enum Command {
         after_help = EXIT_CODES_HELP
     )]
     Check {
-        /// Database directory
-        #[arg(long, value_name = "PATH", default_value = DEFAULT_DB)]
+        /// Database directory, or s3://bucket/prefix
+        #[arg(long, value_name = "PATH|URL", default_value = DEFAULT_DB)]
         db: PathBuf,
+        #[command(flatten)]
+        store: cellar_server::ObjectStoreArgs,
     },
+    /// Copy the newest state of a database to a directory or s3:// prefix, incrementally
+    #[command(
+        long_about = "Copy the newest consistent state of a database (--db) to a backup \
+                      (--to); either side is a directory or s3://bucket/prefix.\n\n\
+                      A directory database is locked (refused while a writer holds its \
+                      LOCK) and copied as it is, or, if its WAL holds writes its manifest \
+                      does not, opened and checkpointed, and the checkpoint is copied. A database in an \
+                      object store is read at its newest manifest snapshot without writing \
+                      to it: its writer is not fenced and keeps running (writes still only \
+                      in its WAL are not part of the backup).\n\n\
+                      Incremental: SSTs never change and are named by number, so only those \
+                      the backup lacks (by name and size) are copied; the manifest is \
+                      written last (a new snapshot object in an object store, a manifest \
+                      and CURRENT in a directory), so an interrupted backup leaves the \
+                      previous one intact. Progress (each file copied or skipped) goes to \
+                      stderr, a summary line to stdout. Details: docs/backup.md.",
+        after_help = EXIT_CODES_HELP
+    )]
+    Backup(backup::BackupArgs),
+    /// Restore a backup into a new directory or s3:// prefix
+    #[command(
+        long_about = "Restore a backup (--from, a directory or s3://bucket/prefix) into \
+                      --db, a directory or s3://bucket/prefix that must not hold a \
+                      database yet (refused otherwise). The same copy as `cellar backup`, \
+                      in the other direction: the SSTs, then the manifest last. The \
+                      restored database opens as a database of its own and holds exactly \
+                      the backed-up state; `cellar check` verifies it. Details: \
+                      docs/backup.md.",
+        after_help = EXIT_CODES_HELP
+    )]
+    Restore(backup::RestoreArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -187,9 +229,11 @@ enum Inspect {
         after_help = EXIT_CODES_HELP
     )]
     Lsm {
-        /// Database directory
-        #[arg(long, value_name = "PATH", default_value = DEFAULT_DB)]
+        /// Database directory, or s3://bucket/prefix
+        #[arg(long, value_name = "PATH|URL", default_value = DEFAULT_DB)]
         db: PathBuf,
+        #[command(flatten)]
+        store: cellar_server::ObjectStoreArgs,
     },
 }
 
@@ -198,7 +242,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Shell(args) => shell_cmd::run(args, out),
         Command::Load(args) => load_cmd::run(args, out),
         Command::Serve(args) => serve_cmd::run(args),
-        Command::Check { db } => check::run(&db, out),
+        Command::Check { db, store } => check::run(&db, &store, out),
+        Command::Backup(args) => backup::backup(&args, out),
+        Command::Restore(args) => backup::restore(&args, out),
         Command::Inspect(Inspect::Sst {
             file,
             entries,
@@ -219,7 +265,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome, CliError> {
         Command::Inspect(Inspect::Manifest { db, file }) => {
             inspect_log::manifest(&db, file.as_deref(), out)
         }
-        Command::Inspect(Inspect::Lsm { db }) => inspect_lsm::run(&db, out),
+        Command::Inspect(Inspect::Lsm { db, store }) => inspect_lsm::run(&db, &store, out),
     }
 }
 

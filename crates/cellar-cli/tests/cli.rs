@@ -17,6 +17,8 @@ fn help_works_for_every_command() {
         &["inspect", "wal"],
         &["inspect", "manifest"],
         &["inspect", "lsm"],
+        &["backup"],
+        &["restore"],
     ];
     for cmd in commands {
         let mut args = cmd.to_vec();
@@ -30,7 +32,7 @@ fn help_works_for_every_command() {
     let o = cellar(&["help", "inspect", "sst"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("--entries"));
-    assert!(stdout(&cellar(&["check", "--help"])).contains("--db <PATH>"));
+    assert!(stdout(&cellar(&["check", "--help"])).contains("--db <PATH|URL>"));
     assert!(stdout(&cellar(&["inspect", "lsm", "--help"])).contains("[default: ./cellar-data]"));
 }
 
@@ -53,6 +55,10 @@ fn usage_errors_exit_2() {
         // An empty directory is not a database.
         &["check", "--db", d],
         &["inspect", "lsm", "--db", d],
+        &["backup", "--db", m],
+        &["backup", "--db", m, "--to", d],
+        &["restore", "--from", m, "--db", d],
+        &["check", "--db", "s3://"],
     ];
     for args in cases {
         let o = cellar(args);

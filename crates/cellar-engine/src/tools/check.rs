@@ -35,6 +35,8 @@ pub enum Verdict {
     Missing(String),
     /// Harmless, but worth knowing (why): a torn tail, a leftover file.
     Warn(String),
+    /// The file checks out; what is worth noting about it (a WAL object that is a fence).
+    Noted(String),
 }
 
 /// One file and its verdict, in the order the check visits them.
