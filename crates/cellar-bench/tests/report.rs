@@ -432,6 +432,7 @@ fn report_over_the_published_results_is_complete() {
             "hypertable-20m.jsonl",
             "import-1m.jsonl",
             "mapfile-10m.jsonl",
+            "objstore-1m.jsonl",
             "server-1m.jsonl",
             "ycsb-1m.jsonl"
         ],

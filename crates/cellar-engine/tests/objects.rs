@@ -451,3 +451,31 @@ fn the_writer_keeps_the_files_a_follower_lease_pins() {
     let listed: usize = w.stats().keyspaces[0].levels.iter().map(|l| l.files).sum();
     assert_eq!(ssts(&bucket).len(), listed);
 }
+
+#[test]
+fn a_follower_keeps_up_across_writer_restarts() {
+    let bucket = MemVfs::new();
+    let f = {
+        let w = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
+        put_sync(&w, b"first", b"1").unwrap();
+        Db::open_follower("/db", follower_options(Arc::new(bucket.clone()))).unwrap()
+    };
+    for epoch in 0..3u32 {
+        // A new writer process (the last one stopped without closing): a new epoch.
+        let w = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
+        for i in 0..50u32 {
+            put_sync(&w, format!("e{epoch}-{i:02}").as_bytes(), b"v").unwrap();
+        }
+        w.flush().unwrap();
+        put_sync(&w, format!("e{epoch}-tail").as_bytes(), b"v").unwrap();
+        f.catch_up().unwrap();
+        assert_eq!(get(&f, b"first").as_deref(), Some(&b"1"[..]));
+        for e in 0..=epoch {
+            for k in [format!("e{e}-00"), format!("e{e}-49"), format!("e{e}-tail")] {
+                assert_eq!(get(&f, k.as_bytes()).as_deref(), Some(&b"v"[..]), "{k}");
+            }
+        }
+        std::mem::forget(w);
+    }
+    assert!(f.follower_status().unwrap().error.is_none());
+}

@@ -291,22 +291,19 @@ fn install_snapshot(
     // Dropped, not deleted: the writer deletes files.
     st.open_files.retain(|n, _| live.contains(n));
     let mem = Arc::new(Memtable::new(0, opts.memtable_filter_bytes()));
-    let (last, applied) = fill_memtable(
-        inner,
-        &mem,
-        &version,
-        objects,
-        meta.log_number,
-        meta.last_sequence,
-    )?;
+    let (last, applied) = fill_memtable(inner, &mem, &version, objects, meta.log_number)?;
+    let last = last.max(meta.last_sequence);
+    // Visible first, then the swap: a read takes the state, then the sequence, so it sees
+    // the old state at the new sequence (the old state whole) or the new state at it, never
+    // the new state at an old sequence, whose versions the writer may have compacted away.
+    inner
+        .last_visible
+        .store(inner.last_visible.load().max(last));
     *inner.sv.write() = Arc::new(SuperVersion {
         mem,
         imms: Vec::new(),
         version: Arc::new(version),
     });
-    inner
-        .last_visible
-        .store(inner.last_visible.load().max(last));
     st.snapshot = id;
     st.log_number = meta.log_number;
     st.applied_wal = applied;
@@ -322,25 +319,25 @@ fn apply_new_wal_objects(
 ) -> Result<()> {
     let sv = inner.super_version();
     let visible = inner.last_visible.load();
-    let (last, applied) =
-        fill_memtable(inner, &sv.mem, &sv.version, objects, st.log_number, visible)?;
+    let (last, applied) = fill_memtable(inner, &sv.mem, &sv.version, objects, st.log_number)?;
     st.applied_wal = st.applied_wal.max(applied);
     inner.last_visible.store(visible.max(last));
     Ok(())
 }
 
 /// Inserts into `mem` the batches of `objects` that belong to a logical WAL from
-/// `log_number` on and are newer than `skip_through`; returns the newest sequence number
-/// then held and the newest object id read.
+/// `log_number` on — all of them: a snapshot's `last_sequence` is the writer's newest
+/// visible write when it flushed, which may already sit in the next memtable's WAL, so it
+/// says nothing about which batches the snapshot's files hold. Returns the newest sequence
+/// number inserted (0: none) and the newest object id read.
 fn fill_memtable(
     inner: &DbInner,
     mem: &Memtable,
     version: &Version,
     objects: &[(u64, WalObject)],
     log_number: u64,
-    skip_through: u64,
 ) -> Result<(u64, u64)> {
-    let mut last = skip_through;
+    let mut last = 0;
     let mut applied = 0;
     for (id, o) in objects {
         applied = applied.max(*id);
@@ -350,7 +347,7 @@ fn fill_memtable(
         let path = wal_object_path(&inner.dir, *id);
         for (offset, payload) in &o.batches {
             let b = decode_batch(payload, &path, *offset)?;
-            if b.count == 0 || b.seq + u64::from(b.count) - 1 <= last {
+            if b.count == 0 {
                 continue;
             }
             write::apply_ops(mem, b.seq, b.ops.iter().copied(), &|ks| {

@@ -53,7 +53,7 @@ impl Db {
     /// of `ro`. It starts unpositioned: call a `seek*` first.
     pub fn iter(&self, ks: &Keyspace, ro: ReadOptions) -> Result<DbIterator> {
         let inner = &self.inner;
-        let sv = inner.super_version();
+        let sv = inner.read_view(&ro);
         let seq = inner.read_seq(&ro);
         let kv = keyspace_version(&sv, ks)?;
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();

@@ -30,6 +30,10 @@ pub struct Snapshot {
 struct SnapshotInner {
     seq: SeqNo,
     registry: Arc<Mutex<BTreeMap<SeqNo, usize>>>,
+    /// A follower's snapshot holds the state it was taken on: the writer, which does not
+    /// know the follower's snapshots, compacts away the versions below its own, and the
+    /// follower's next state may lack the ones this snapshot reads.
+    pinned: Option<Arc<SuperVersion>>,
 }
 
 impl Drop for SnapshotInner {
@@ -99,6 +103,8 @@ impl DbInner {
     }
 
     pub(crate) fn new_snapshot(&self) -> Snapshot {
+        // A follower swaps its state whole: the state and the sequence read together.
+        let pinned = self.follow.as_ref().map(|_| self.sv.read().clone());
         let mut r = self.snapshots.lock();
         let seq = self.last_visible.load();
         *r.entry(seq).or_insert(0) += 1;
@@ -106,7 +112,17 @@ impl DbInner {
             inner: Arc::new(SnapshotInner {
                 seq,
                 registry: Arc::clone(&self.snapshots),
+                pinned,
             }),
+        }
+    }
+
+    /// The state a read with `ro` looks at: its snapshot's pinned state (a follower's), or
+    /// the current one.
+    pub(crate) fn read_view(&self, ro: &ReadOptions) -> Arc<SuperVersion> {
+        match ro.snapshot.as_ref().and_then(|s| s.inner.pinned.as_ref()) {
+            Some(sv) => Arc::clone(sv),
+            None => self.super_version(),
         }
     }
 }
@@ -320,7 +336,7 @@ impl Db {
         check_key(key)?;
         let inner = &self.inner;
         Counters::add(&inner.counters.gets, 1);
-        let sv = inner.super_version();
+        let sv = inner.read_view(ro);
         let seq = inner.read_seq(ro);
         let kv = keyspace_version(&sv, ks)?;
         let found = lookup(&sv, kv, ks.id, key, seq)?;
@@ -342,7 +358,7 @@ impl Db {
         }
         let inner = &self.inner;
         Counters::add(&inner.counters.gets, keys.len() as u64);
-        let sv = inner.super_version();
+        let sv = inner.read_view(ro);
         let seq = inner.read_seq(ro);
         let kv = keyspace_version(&sv, ks)?;
 

@@ -42,6 +42,9 @@ pub(crate) struct ObjectWriter {
     spill: Spill,
     len: u64,
     crc: u32,
+    /// Uploaded: the spill file now belongs to the disk cache too (hard-linked), so it
+    /// must not change. Objects are written once; an append after `sync` is refused.
+    uploaded: bool,
 }
 
 impl ObjectWriter {
@@ -61,6 +64,7 @@ impl ObjectWriter {
             spill,
             len: 0,
             crc: 0,
+            uploaded: false,
         })
     }
 
@@ -141,6 +145,12 @@ pub(crate) fn version_of(e_tag: Option<&str>, size: u64) -> String {
 
 impl WritableFile for ObjectWriter {
     fn append(&mut self, data: &[u8]) -> Result<()> {
+        if self.uploaded {
+            return Err(Error::InvalidArgument(format!(
+                "{}: an object is written once; it was uploaded already",
+                self.key
+            )));
+        }
         match &mut self.spill {
             Spill::Memory(buf) => buf.extend_from_slice(data),
             Spill::File { path, file } => file.write_all(data).map_err(|e| Error::io(&*path, e))?,
@@ -151,7 +161,11 @@ impl WritableFile for ObjectWriter {
     }
 
     fn sync(&mut self) -> Result<()> {
+        if self.uploaded {
+            return Ok(());
+        }
         let version = self.upload()?;
+        self.uploaded = true;
         let id = ident(self.key.as_ref(), &version);
         self.inner
             .known
