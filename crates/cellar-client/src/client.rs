@@ -123,6 +123,10 @@ impl ClientBuilder {
             endpoint = endpoint.timeout(t);
         }
         if let Some(pem) = &self.tls_ca_pem {
+            // rustls needs one process-wide crypto provider; a program that also links a
+            // second one (object_store's aws-lc-rs) makes it refuse to choose. Ring is the
+            // one tonic's `tls-ring` names; a provider installed already is kept.
+            let _ = rustls::crypto::ring::default_provider().install_default();
             let mut cfg = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem));
             if let Some(d) = &self.tls_domain {
                 cfg = cfg.domain_name(d.clone());

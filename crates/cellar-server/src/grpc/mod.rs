@@ -85,5 +85,10 @@ fn tls_config(files: &TlsFiles) -> Result<ServerTlsConfig, ServeError> {
             )));
         }
     }
+    // tonic's TLS takes rustls's process-wide crypto provider. A binary that also links
+    // object_store (whose S3 client brings rustls's aws-lc-rs provider) has two, and rustls
+    // then refuses to choose: install ring, the one tonic's `tls-ring` names. A provider
+    // installed already (by the embedding program) is kept.
+    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
     Ok(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))
 }
