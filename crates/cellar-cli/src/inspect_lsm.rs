@@ -63,6 +63,12 @@ fn run_objects(
     writeln!(out, "storage: object store")?;
     writeln!(out, "snapshot: {}", layout.snapshot_id)?;
     writeln!(out, "writer epoch: {}", meta.writer_epoch)?;
+    let wal = match meta.wal_placement {
+        Some(0) => "local (on the writer's disk)",
+        Some(1) => "object (in the bucket)",
+        _ => "unknown",
+    };
+    writeln!(out, "wal: {wal}")?;
     writeln!(out, "log number: {}", meta.log_number)?;
     writeln!(
         out,

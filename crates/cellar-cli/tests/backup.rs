@@ -337,7 +337,7 @@ fn check_inspect_and_backup_of_a_live_writer_write_nothing_and_do_not_fence_it()
     );
     let lsm = text(&cellar(s, &["inspect", "lsm", "--db", &url]).stdout);
     assert!(
-        lsm.contains("writer epoch: 1") && lsm.contains("(1 fence)"),
+        lsm.contains("writer epoch: 1") && lsm.contains("(1 fence)") && lsm.contains("wal: object"),
         "{lsm}"
     );
     let local = tmp.path().join("copy");

@@ -47,6 +47,9 @@ pub struct LsmMeta {
     pub next_keyspace_id: u32,
     /// The epoch of the database's writer in an object store (0 in a directory).
     pub writer_epoch: u64,
+    /// Where that writer keeps its WAL: `Some(0)` local disk, `Some(1)` the bucket; `None` in
+    /// a directory.
+    pub wal_placement: Option<u64>,
 }
 
 impl LsmMeta {
@@ -71,6 +74,9 @@ impl LsmMeta {
         }
         if let Some(n) = edit.writer_epoch {
             self.writer_epoch = n;
+        }
+        if let Some(p) = edit.wal_placement {
+            self.wal_placement = Some(p);
         }
         for (id, name) in &edit.created_keyspaces {
             if self.keyspaces.contains_key(id) {
@@ -137,6 +143,7 @@ impl LsmMeta {
             last_sequence: Some(self.last_sequence),
             next_keyspace_id: Some(self.next_keyspace_id),
             writer_epoch: (self.writer_epoch > 0).then_some(self.writer_epoch),
+            wal_placement: self.wal_placement,
             ..VersionEdit::default()
         };
         for (id, k) in &self.keyspaces {

@@ -45,6 +45,9 @@ use crate::vfs::{is_not_found, Vfs};
 
 /// Epoch `e` numbers its files from `e << EPOCH_SHIFT`: 2^40 files per epoch, 2^24 epochs.
 pub(crate) const EPOCH_SHIFT: u32 = 40;
+/// `LsmMeta::wal_placement` of a writer with `wal=local` and with `wal=object`.
+const WAL_LOCAL: u64 = 0;
+const WAL_IN_OBJECTS: u64 = 1;
 /// Opens that lose the race for the next snapshot to another opening writer, before giving up.
 const OPEN_ATTEMPTS: usize = 3;
 
@@ -116,6 +119,7 @@ fn try_open(
     meta.log_number = wal_number;
     meta.last_sequence = last_seq;
     meta.writer_epoch = epoch;
+    meta.wal_placement = Some(WAL_LOCAL);
     meta.next_file_number = next_file.load(Ordering::SeqCst);
     let id = latest.map_or(1, |l| l + 1);
     if let Published::Taken { epoch: theirs } =
@@ -170,6 +174,7 @@ fn try_open_object_wal(dir: &Path, opts: &Options) -> std::result::Result<Opened
     let next_file = AtomicU64::new(meta.next_file_number.max(epoch << EPOCH_SHIFT).max(1));
     let alloc = || next_file.fetch_add(1, Ordering::SeqCst);
     meta.writer_epoch = epoch;
+    meta.wal_placement = Some(WAL_IN_OBJECTS);
     meta.next_file_number = next_file.load(Ordering::SeqCst);
     let mut id = latest.map_or(1, |l| l + 1);
     publish_or_lose(&*vfs, dir, id, &meta)?;

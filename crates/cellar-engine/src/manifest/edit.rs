@@ -61,6 +61,9 @@ pub struct VersionEdit {
     /// The epoch of the writer that wrote the edit: only in the snapshots of a database in
     /// an object store, where each writer's open bumps it (docs/object-storage.md).
     pub writer_epoch: Option<u64>,
+    /// Where the writer that wrote the edit keeps its WAL (object store only): 0 on its local
+    /// disk (`wal=local`), 1 in the bucket (`wal=object`).
+    pub wal_placement: Option<u64>,
     /// Keyspaces created: (number, name).
     pub created_keyspaces: Vec<(u32, String)>,
     /// How a keyspace's files are written; recorded with its creation.
@@ -93,6 +96,7 @@ mod tag {
     /// An added file with a global sequence number (an ingested file).
     pub const ADDED_INGESTED_FILE: u64 = 12;
     pub const WRITER_EPOCH: u64 = 13;
+    pub const WAL_PLACEMENT: u64 = 14;
 }
 
 /// Presence bits of a `KEYSPACE_OPTIONS` field.
@@ -202,6 +206,10 @@ impl VersionEdit {
             put_varint(&mut dst, tag::WRITER_EPOCH);
             put_varint(&mut dst, epoch);
         }
+        if let Some(placement) = self.wal_placement {
+            put_varint(&mut dst, tag::WAL_PLACEMENT);
+            put_varint(&mut dst, placement);
+        }
         dst
     }
 
@@ -235,6 +243,9 @@ impl VersionEdit {
                 }
                 tag::WRITER_EPOCH => {
                     set_once(&mut e.writer_epoch, r.varint("writer epoch")?, &r, at)?
+                }
+                tag::WAL_PLACEMENT => {
+                    set_once(&mut e.wal_placement, r.varint("wal placement")?, &r, at)?
                 }
                 tag::CREATED_KEYSPACE => {
                     let id = r.u32("keyspace id")?;
