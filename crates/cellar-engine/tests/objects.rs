@@ -253,7 +253,10 @@ fn with_the_wal_in_the_bucket_the_next_synced_write_of_a_fenced_writer_fails() {
 }
 
 #[test]
-fn sixteen_writers_share_wal_objects() {
+/// Sixteen writers committing at once through WAL objects: every write is there after a
+/// reopen. (That they share objects, group commit, is a matter of timing, measured by
+/// `cellar-bench objstore`'s durable_puts_t16, not asserted here.)
+fn sixteen_sync_writers_through_wal_objects_lose_nothing() {
     let bucket = MemVfs::new();
     let db = Db::open("/db", objects_object_wal(Arc::new(bucket.clone()))).unwrap();
     std::thread::scope(|s| {
@@ -271,8 +274,7 @@ fn sixteen_writers_share_wal_objects() {
         .iter()
         .filter(|(p, _)| p.starts_with("/db/wal"))
         .count();
-    // Each object holds the batches of every writer that waited for it (group commit);
-    // at most one per write.
+    // At most one object per write (and the open's fence).
     assert!(objects <= 16 * 50 + 1, "{objects}");
     drop(db);
     let db = Db::open("/db", objects_object_wal(Arc::new(bucket))).unwrap();

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::open::{assemble, new_block_cache, Opened};
+use super::open_objects::load_snapshot;
 use super::version_set::open_table;
 use super::{write, Db, DbInner, ManifestSink, ShutdownGuard, SuperVersion};
 use crate::batch::decode_batch;
@@ -20,12 +21,12 @@ use crate::error::{Error, Result};
 use crate::log::objects::{read_wal_object, wal_object_ids, wal_object_path, WalObject};
 use crate::log::{LogKind, LogWriter};
 use crate::manifest::leases::{remove_lease, write_lease};
-use crate::manifest::objects::{read_snapshot, snapshot_ids, snapshot_path};
+use crate::manifest::objects::snapshot_ids;
 use crate::memtable::Memtable;
 use crate::options::{Options, StorageLayout, WalLocation};
 use crate::stats::Counters;
 use crate::version::{FileHandle, LsmMeta, Version};
-use crate::vfs::{is_not_found, MemVfs, Vfs};
+use crate::vfs::{is_not_found, MemVfs, NoLock, Vfs};
 
 /// Where a follower is, for `Db::follower_status`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,7 +127,7 @@ fn open_inner(dir: &Path, opts: Options, object_wal: bool) -> Result<DbInner> {
     write_lease(&*vfs, dir, &name, newest, opts.object_store.follower_lease)?;
     let counters = Arc::new(Counters::default());
     let cache = new_block_cache(&opts, &counters);
-    let meta = load_meta(&*vfs, dir, &opts, newest)?;
+    let meta = load_snapshot(&*vfs, dir, newest, opts.num_levels)?;
     let mut open_files = HashMap::new();
     let version = Version::build(&meta, &mut open_files, &mut |f| {
         open_table(&vfs, dir, &opts, &cache, &counters, f)
@@ -174,21 +175,6 @@ fn open_inner(dir: &Path, opts: Options, object_wal: bool) -> Result<DbInner> {
         apply_new_wal_objects(&inner, &mut f.state.lock(), &objects)?;
     }
     Ok(inner)
-}
-
-struct NoLock;
-impl crate::vfs::FileLock for NoLock {}
-
-fn load_meta(vfs: &dyn Vfs, dir: &Path, opts: &Options, id: u64) -> Result<LsmMeta> {
-    let mut meta = LsmMeta::default();
-    meta.apply(&read_snapshot(vfs, dir, id)?, opts.num_levels)
-        .map_err(|e| Error::corruption(snapshot_path(dir, id), 0, e))?;
-    for k in meta.keyspaces.values_mut() {
-        if k.levels.len() < opts.num_levels {
-            k.levels.resize(opts.num_levels, Default::default());
-        }
-    }
-    Ok(meta)
 }
 
 fn poll_loop(inner: &DbInner) {
@@ -247,7 +233,7 @@ fn poll(inner: &DbInner, f: &Follow) -> Result<()> {
         };
         let rebuild = newest != st.snapshot;
         let meta = if rebuild {
-            Some(load_meta(vfs, dir, &inner.opts, newest)?)
+            Some(load_snapshot(vfs, dir, newest, inner.opts.num_levels)?)
         } else {
             None
         };

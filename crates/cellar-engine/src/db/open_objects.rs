@@ -41,7 +41,7 @@ use crate::stats::Counters;
 use crate::types::SeqNo;
 use crate::version::{LsmMeta, Version};
 use crate::vfs::{create_if_absent_resolved, CreateOutcome};
-use crate::vfs::{is_not_found, Vfs};
+use crate::vfs::{is_not_found, NoLock, Vfs};
 
 /// Epoch `e` numbers its files from `e << EPOCH_SHIFT`: 2^40 files per epoch, 2^24 epochs.
 pub(crate) const EPOCH_SHIFT: u32 = 40;
@@ -180,7 +180,7 @@ fn try_open_object_wal(dir: &Path, opts: &Options) -> std::result::Result<Opened
     publish_or_lose(&*vfs, dir, id, &meta)?;
 
     let (fence, below) = fence_wal(&*vfs, dir, epoch)?;
-    let (recovered, last_seq) = replay_wal_objects(&*vfs, dir, opts, &meta, &below)?;
+    let (recovered, last_seq, fences) = replay_wal_objects(&*vfs, dir, opts, &meta, &below)?;
     flush_recovered(&vfs, dir, opts, &alloc, &mut meta, &recovered, last_seq)?;
     let wal_number = alloc();
     meta.log_number = wal_number;
@@ -188,7 +188,7 @@ fn try_open_object_wal(dir: &Path, opts: &Options) -> std::result::Result<Opened
     meta.next_file_number = next_file.load(Ordering::SeqCst);
     id += 1;
     publish_or_lose(&*vfs, dir, id, &meta)?;
-    remove_replayed_wal_objects(&*vfs, dir, &below);
+    remove_replayed_wal_objects(&*vfs, dir, &below, &fences);
 
     let wal_vfs: Arc<dyn Vfs> = Arc::new(ObjectWal::new(Arc::clone(&vfs), dir, epoch, fence + 1));
     let wal_writer = create_wal(&*wal_vfs, dir, opts, wal_number)?;
@@ -220,11 +220,9 @@ fn try_open_object_wal(dir: &Path, opts: &Options) -> std::result::Result<Opened
 /// Deletes the replayed WAL objects, but never a fence: a fence holds the id an older
 /// writer, however long it was paused, would write next (its last id + 1); freed, that id
 /// would take its write. Fences are 40 bytes each, one per open.
-fn remove_replayed_wal_objects(vfs: &dyn Vfs, dir: &Path, ids: &[u64]) {
-    for id in ids {
-        if matches!(read_wal_object(vfs, dir, *id), Ok(o) if o.logical != 0) {
-            let _ = vfs.remove(&wal_object_path(dir, *id));
-        }
+fn remove_replayed_wal_objects(vfs: &dyn Vfs, dir: &Path, ids: &[u64], fences: &[u64]) {
+    for id in ids.iter().filter(|id| !fences.contains(id)) {
+        let _ = vfs.remove(&wal_object_path(dir, *id));
     }
 }
 
@@ -276,19 +274,24 @@ fn fence_wal(
 
 /// Replays, in id order, the batches of the WAL objects `ids` whose logical WAL the
 /// manifest does not cover yet, into one memtable. Sequence numbers must run on without a
-/// gap: one means an object is missing.
+/// gap: one means an object is missing. Also returns which of `ids` are fences (read here
+/// once, so that the deletion after the replay need not read them again).
 fn replay_wal_objects(
     vfs: &dyn Vfs,
     dir: &Path,
     opts: &Options,
     meta: &LsmMeta,
     ids: &[u64],
-) -> Result<(Arc<Memtable>, SeqNo)> {
+) -> Result<(Arc<Memtable>, SeqNo, Vec<u64>)> {
     let recovered = Arc::new(Memtable::new(0, opts.memtable_filter_bytes()));
     let mut last_seq = meta.last_sequence;
     let mut expected: Option<u64> = None;
+    let mut fences = Vec::new();
     for id in ids {
         let object = read_wal_object(vfs, dir, *id)?;
+        if object.logical == 0 {
+            fences.push(*id);
+        }
         if object.logical < meta.log_number {
             continue;
         }
@@ -315,12 +318,8 @@ fn replay_wal_objects(
             }
         }
     }
-    Ok((recovered, last_seq))
+    Ok((recovered, last_seq, fences))
 }
-
-/// A stand-in for the lock the caller holds across attempts.
-struct NoLock;
-impl crate::vfs::FileLock for NoLock {}
 
 /// The newest snapshot's state and id; a new database's first state and `None`.
 fn load_newest(vfs: &dyn Vfs, dir: &Path, opts: &Options) -> Result<(LsmMeta, Option<u64>)> {
@@ -348,16 +347,26 @@ fn load_newest(vfs: &dyn Vfs, dir: &Path, opts: &Options) -> Result<(LsmMeta, Op
             dir.display()
         )));
     }
-    let path = snapshot_path(dir, id);
+    Ok((load_snapshot(vfs, dir, id, opts.num_levels)?, Some(id)))
+}
+
+/// The state snapshot `id` holds, with every keyspace given `num_levels` levels (a writer's
+/// open and a follower's poll read it alike).
+pub(super) fn load_snapshot(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    id: u64,
+    num_levels: usize,
+) -> Result<LsmMeta> {
     let mut meta = LsmMeta::default();
-    meta.apply(&read_snapshot(vfs, dir, id)?, opts.num_levels)
-        .map_err(|e| Error::corruption(&path, 0, e))?;
+    meta.apply(&read_snapshot(vfs, dir, id)?, num_levels)
+        .map_err(|e| Error::corruption(snapshot_path(dir, id), 0, e))?;
     for k in meta.keyspaces.values_mut() {
-        if k.levels.len() < opts.num_levels {
-            k.levels.resize(opts.num_levels, Default::default());
+        if k.levels.len() < num_levels {
+            k.levels.resize(num_levels, Default::default());
         }
     }
-    Ok((meta, Some(id)))
+    Ok(meta)
 }
 
 fn holds_tables(vfs: &dyn Vfs, dir: &Path) -> Result<bool> {

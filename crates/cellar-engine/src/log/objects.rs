@@ -25,8 +25,8 @@ use super::{encode_log, read_log, LogKind, TailPolicy, FILE_HEADER_LEN, RECORD_H
 use crate::error::{Error, Result};
 use crate::manifest::{parse_file_name, FileKind};
 use crate::vfs::{
-    create_if_absent_resolved, is_not_found, CreateOutcome, FileLock, RandomAccessFile, Vfs,
-    WritableFile,
+    create_if_absent_resolved, is_not_found, CreateOutcome, FileLock, NoLock, RandomAccessFile,
+    Vfs, WritableFile,
 };
 
 /// The key prefix WAL objects live under.
@@ -178,9 +178,6 @@ fn logical_number(path: &Path) -> Result<u64> {
 fn unsupported(what: &str) -> Error {
     Error::InvalidArgument(format!("internal error: the object WAL does not {what}"))
 }
-
-struct NoLock;
-impl FileLock for NoLock {}
 
 impl Vfs for ObjectWal {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {

@@ -145,6 +145,12 @@ pub trait Vfs: Send + Sync + 'static {
 /// A held lock from [`Vfs::lock`]; dropping it releases the lock.
 pub trait FileLock: Send + Sync {}
 
+/// A lock that holds nothing: where writers are fenced by conditional creates (a database
+/// in an object store) rather than by a lock file.
+pub struct NoLock;
+
+impl FileLock for NoLock {}
+
 /// Whether `e` says a file does not exist.
 pub fn is_not_found(e: &crate::error::Error) -> bool {
     matches!(e, crate::error::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)

@@ -21,7 +21,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload}
 
 use crate::error::{Error, Result};
 use crate::options::ObjectStoreOptions;
-use crate::vfs::{CreateOutcome, FileLock, RandomAccessFile, Vfs, WritableFile};
+use crate::vfs::{CreateOutcome, FileLock, NoLock, RandomAccessFile, Vfs, WritableFile};
 
 mod bridge;
 mod cache;
@@ -278,9 +278,3 @@ impl Vfs for ObjectVfs {
         Ok(Box::new(NoLock))
     }
 }
-
-/// The guard of [`ObjectVfs::lock`]: holds nothing, since the object layout fences writers
-/// with conditional creates, not with a lock file.
-struct NoLock;
-
-impl FileLock for NoLock {}
