@@ -31,12 +31,18 @@ pub struct CompactionSpec {
 }
 
 impl CompactionSpec {
-    /// One file with nothing under it moves down without being rewritten.
+    /// Files with nothing under them move down without being rewritten: one file of a
+    /// sorted level, or every level-0 file when no two of them overlap (keys that arrive
+    /// in order flush to disjoint files, which a merge would only decompress, copy and
+    /// recompress; docs/design/level0-trivial-move.md).
     pub fn is_trivial_move(&self) -> bool {
-        self.level > 0
-            && self.level != self.output_level
-            && self.inputs.len() == 1
-            && self.next_inputs.is_empty()
+        if self.level == self.output_level || !self.next_inputs.is_empty() {
+            return false;
+        }
+        match self.level {
+            0 => !self.inputs.is_empty() && pairwise_disjoint(&self.inputs),
+            _ => self.inputs.len() == 1,
+        }
     }
 
     pub fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileHandle>> {
@@ -85,6 +91,16 @@ fn score(k: &KeyspaceVersion, level: usize, o: &Options) -> f64 {
         target = target.min(below / ratio).max(floor);
     }
     k.level_bytes(level) as f64 / target.max(1) as f64
+}
+
+/// No two of `files` share a user key: sorted by smallest key, each ends before the next
+/// begins. (Equal user keys in two files are an overlap: their versions must merge.)
+fn pairwise_disjoint(files: &[Arc<FileHandle>]) -> bool {
+    let mut sorted: Vec<&Arc<FileHandle>> = files.iter().collect();
+    sorted.sort_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
+    sorted
+        .windows(2)
+        .all(|w| w[0].largest_user_key() < w[1].smallest_user_key())
 }
 
 /// The most urgent compaction in any keyspace, if any level is over its target.
@@ -385,6 +401,54 @@ mod tests {
         let spec = pick(&v, &opts()).expect("L1 is over target");
         assert!(spec.is_trivial_move());
         assert_eq!(level_target_bytes(3, &opts()), 100_000);
+    }
+
+    #[test]
+    fn disjoint_level0_files_with_nothing_below_move_without_rewriting() {
+        let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+        // Keys that arrived in order: four disjoint files above everything in L1.
+        let disjoint = || {
+            vec![
+                file(&vfs, 4, "m", "n", 10),
+                file(&vfs, 3, "k", "l", 10),
+                file(&vfs, 2, "g", "h", 10),
+                file(&vfs, 1, "c", "f", 10),
+            ]
+        };
+        let l0 = disjoint();
+        let v = version(vec![
+            l0,
+            vec![file(&vfs, 10, "a", "b", 100)],
+            vec![],
+            vec![],
+        ]);
+        let spec = pick(&v, &opts()).expect("L0 is at its trigger");
+        assert_eq!((spec.level, spec.output_level), (0, 1));
+        assert!(spec.next_inputs.is_empty());
+        assert!(spec.is_trivial_move());
+
+        // Two files sharing one user key must merge (their versions interleave).
+        let l0 = vec![
+            file(&vfs, 4, "m", "n", 10),
+            file(&vfs, 3, "k", "m", 10),
+            file(&vfs, 2, "g", "h", 10),
+            file(&vfs, 1, "c", "f", 10),
+        ];
+        let v = version(vec![l0, vec![], vec![], vec![]]);
+        let spec = pick(&v, &opts()).expect("L0 is at its trigger");
+        assert!(!spec.is_trivial_move());
+
+        // Disjoint files, one of them over a level-1 file: merge with it.
+        let l0 = disjoint();
+        let v = version(vec![
+            l0,
+            vec![file(&vfs, 10, "d", "e", 100)],
+            vec![],
+            vec![],
+        ]);
+        let spec = pick(&v, &opts()).expect("L0 is at its trigger");
+        assert_eq!(numbers(&spec.next_inputs), vec![10]);
+        assert!(!spec.is_trivial_move());
     }
 
     #[test]
