@@ -5,7 +5,7 @@
 # "Building the peers"), a quiet machine, and a clean checkout: every record names the
 # commit it ran on, and a dirty tree is marked `-dirty`.
 #
-#   scripts/bench-results.sh [db ycsb import hypertable elliptics mapfile server dfsio objstore]
+#   scripts/bench-results.sh [db ycsb import hypertable elliptics mapfile server dfsio objstore growth]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,12 +44,14 @@ workload() {
     dfsio) run dfsio-8x1g.jsonl dfsio --files 8 --size 1GB --buffer-size 8388608 \
         --engines cellar,posix --fio --dir "$data/dfsio" ;;
     objstore) run objstore-1m.jsonl objstore --records 1000000 --db-dir "$data/objstore" ;;
+    growth) run growth-1m-200m.jsonl growth --engines cellar,rocksdb --sizes 1M,10M,50M,200M \
+        --db-dir "$data/growth" ;;
     *) echo "unknown workload $1" >&2; return 2 ;;
     esac
 }
 
 if (($# == 0)); then
-    set -- db ycsb import hypertable elliptics mapfile server dfsio objstore
+    set -- db ycsb import hypertable elliptics mapfile server dfsio objstore growth
 fi
 for w in "$@"; do
     workload "$w"

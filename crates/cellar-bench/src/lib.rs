@@ -13,6 +13,7 @@ pub mod engine;
 pub mod engines;
 pub mod error;
 pub mod gen_aol;
+pub mod growth;
 pub mod hypertable;
 pub mod import;
 mod java;

@@ -12,8 +12,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 use cellar_bench::{
-    db, dfsio, elliptics, gen_aol, hypertable, import, mapfile, objstore, peers, report, server,
-    ycsb,
+    db, dfsio, elliptics, gen_aol, growth, hypertable, import, mapfile, objstore, peers, report,
+    server, ycsb,
 };
 use clap::{Parser, Subcommand};
 
@@ -44,6 +44,12 @@ pub enum Command {
     /// report (files, MB processed, throughput, average IO rate, its std deviation, exec
     /// time) and fio's ceiling for the same pattern (--fio).
     Dfsio(dfsio::DfsioArgs),
+
+    /// How each cost grows with the data: `db` workloads (fillrandom, readrandom cached and
+    /// uncached, seekrandom, readwhilewriting) at several sizes, 1M to 200M keys by default,
+    /// each engine in turn at each size. Records carry write amplification, bytes on disk,
+    /// index and filter memory and device reads per get; the report plots them against size.
+    Growth(growth::GrowthArgs),
 
     /// Generate input files for benchmarks.
     #[command(subcommand)]
@@ -113,6 +119,7 @@ fn main() -> ExitCode {
         Command::Db(args) => db::main(&args),
         Command::Dfsio(args) => dfsio::run(&args),
         Command::Gen(GenCommand::Aol(args)) => gen_aol::run(&args),
+        Command::Growth(args) => growth::main(&args),
         Command::Hypertable(args) => hypertable::run(&args),
         Command::Mapfile(args) => mapfile::run(&args),
         Command::Elliptics(args) => elliptics::run(&args),

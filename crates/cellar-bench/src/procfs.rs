@@ -15,6 +15,23 @@ pub struct IoCounters {
     pub syscr: u64,
     /// Bytes the process caused to be fetched from the block device.
     pub read_bytes: u64,
+    /// Bytes the process caused to be sent to the block device (counted when pages are
+    /// dirtied, so a write that is still in the page cache counts).
+    pub write_bytes: u64,
+    /// Of `write_bytes`, dirty pages that never reached the device because their file was
+    /// truncated or deleted first.
+    pub cancelled_write_bytes: u64,
+}
+
+impl IoCounters {
+    /// Bytes written to the device between `self` and `later`.
+    pub fn device_bytes_written_until(&self, later: &IoCounters) -> u64 {
+        let written = later.write_bytes.saturating_sub(self.write_bytes);
+        let cancelled = later
+            .cancelled_write_bytes
+            .saturating_sub(self.cancelled_write_bytes);
+        written.saturating_sub(cancelled)
+    }
 }
 
 pub fn io_counters() -> Option<IoCounters> {
@@ -22,6 +39,8 @@ pub fn io_counters() -> Option<IoCounters> {
     Some(IoCounters {
         syscr: field(&text, "syscr:")?,
         read_bytes: field(&text, "read_bytes:")?,
+        write_bytes: field(&text, "write_bytes:")?,
+        cancelled_write_bytes: field(&text, "cancelled_write_bytes:")?,
     })
 }
 
@@ -127,5 +146,19 @@ mod tests {
         assert_eq!(field(t, "syscr:"), Some(5));
         assert_eq!(field(t, "read_bytes:"), Some(4096));
         assert_eq!(field("VmHWM:\t  1234 kB\n", "VmHWM:"), Some(1234));
+        let t = "write_bytes: 8192\ncancelled_write_bytes: 4096\n";
+        assert_eq!(field(t, "write_bytes:"), Some(8192));
+        assert_eq!(field(t, "cancelled_write_bytes:"), Some(4096));
+    }
+
+    #[test]
+    fn device_writes_leave_out_cancelled_pages() {
+        let at = |write_bytes, cancelled_write_bytes| IoCounters {
+            write_bytes,
+            cancelled_write_bytes,
+            ..IoCounters::default()
+        };
+        assert_eq!(at(100, 10).device_bytes_written_until(&at(1100, 60)), 950);
+        assert_eq!(at(100, 10).device_bytes_written_until(&at(100, 10)), 0);
     }
 }

@@ -50,6 +50,17 @@ const DFSIO: &str = r#"{"suite":"dfsio","workload":"dfsio","engine":"cellar","va
 {"suite":"dfsio","workload":"dfsio","engine":"cellar","variant":"read","metrics":{"mb_per_sec":200.0,"ops_per_sec":200.0,"average_io_rate_mb_per_sec":201.0,"io_rate_std_dev":1.0,"seconds":5.0,"aggregate_mb_per_sec":1600.0,"p50_us":500.0,"p99_us":900.0,"latency_unit":"read call of 8388608 B"},"command":"cellar-bench dfsio --files 8 --size 1GB","commit":"","date":"","machine":"test machine"}
 "#;
 
+/// Two sizes, the larger first (the report orders sizes by keys, not as text).
+const GROWTH: &str = r#"{"suite":"growth","workload":"fillrandom","engine":"cellar","variant":"10M","metrics":{"engine_options":"","ops_per_sec":300000.0,"p50_us":2.0,"p99_us":9.0,"latency_unit":"op","num":10000000,"key_size":16,"value_size":100,"db_bytes":522000000,"resident_index_filter_bytes":19000000,"peak_rss_bytes":300000000,"write_amp":2.5},"command":"cellar-bench growth","commit":"","date":"","machine":"test machine"}
+{"suite":"growth","workload":"readrandom_uncached","engine":"cellar","variant":"10M","metrics":{"engine_options":"","ops_per_sec":15000.0,"p50_us":2.0,"p99_us":9.0,"latency_unit":"op","num":10000000,"key_size":16,"value_size":100,"db_bytes":522000000,"resident_index_filter_bytes":19000000,"peak_rss_bytes":300000000,"device_reads_per_op":1.02},"command":"cellar-bench growth","commit":"","date":"","machine":"test machine"}
+{"suite":"growth","workload":"fillrandom","engine":"rocksdb","variant":"10M","metrics":{"engine_options":"","ops_per_sec":200000.0,"p50_us":2.0,"p99_us":9.0,"latency_unit":"op","num":10000000,"key_size":16,"value_size":100,"db_bytes":522000000,"resident_index_filter_bytes":19000000,"peak_rss_bytes":300000000,"write_amp":4.0},"command":"cellar-bench growth","commit":"","date":"","machine":"test machine"}
+{"suite":"growth","workload":"readrandom_uncached","engine":"rocksdb","variant":"10M","metrics":{"engine_options":"","ops_per_sec":10000.0,"p50_us":2.0,"p99_us":9.0,"latency_unit":"op","num":10000000,"key_size":16,"value_size":100,"db_bytes":522000000,"resident_index_filter_bytes":19000000,"peak_rss_bytes":300000000,"device_reads_per_op":1.02},"command":"cellar-bench growth","commit":"","date":"","machine":"test machine"}
+{"suite":"growth","workload":"fillrandom","engine":"cellar","variant":"500K","metrics":{"engine_options":"","ops_per_sec":300000.0,"p50_us":2.0,"p99_us":9.0,"latency_unit":"op","num":500000,"key_size":16,"value_size":100,"db_bytes":26100000,"resident_index_filter_bytes":950000,"peak_rss_bytes":15000000,"write_amp":2.5},"command":"cellar-bench growth","commit":"","date":"","machine":"test machine"}
+{"suite":"growth","workload":"readrandom_uncached","engine":"cellar","variant":"500K","metrics":{"engine_options":"","ops_per_sec":15000.0,"p50_us":2.0,"p99_us":9.0,"latency_unit":"op","num":500000,"key_size":16,"value_size":100,"db_bytes":26100000,"resident_index_filter_bytes":950000,"peak_rss_bytes":15000000,"device_reads_per_op":1.02},"command":"cellar-bench growth","commit":"","date":"","machine":"test machine"}
+{"suite":"growth","workload":"fillrandom","engine":"rocksdb","variant":"500K","metrics":{"engine_options":"","ops_per_sec":200000.0,"p50_us":2.0,"p99_us":9.0,"latency_unit":"op","num":500000,"key_size":16,"value_size":100,"db_bytes":26100000,"resident_index_filter_bytes":950000,"peak_rss_bytes":15000000,"write_amp":4.0},"command":"cellar-bench growth","commit":"","date":"","machine":"test machine"}
+{"suite":"growth","workload":"readrandom_uncached","engine":"rocksdb","variant":"500K","metrics":{"engine_options":"","ops_per_sec":10000.0,"p50_us":2.0,"p99_us":9.0,"latency_unit":"op","num":500000,"key_size":16,"value_size":100,"db_bytes":26100000,"resident_index_filter_bytes":950000,"peak_rss_bytes":15000000,"device_reads_per_op":1.02},"command":"cellar-bench growth","commit":"","date":"","machine":"test machine"}
+"#;
+
 /// An unknown suite with its metrics missing, a cut-off line (2), a non-object (3), a
 /// line without an engine (5), a blank line (4) and metrics of the wrong type (6).
 const ODD: &str = r#"{"suite":"mystery","workload":"mystery","engine":"cellar","variant":"v","metrics":{},"command":"","commit":"","date":"","machine":""}
@@ -71,6 +82,7 @@ fn fixtures(dir: &Path) -> Vec<PathBuf> {
         ("import.jsonl", IMPORT),
         ("hypertable.jsonl", HYPERTABLE),
         ("dfsio.jsonl", DFSIO),
+        ("growth.jsonl", GROWTH),
         ("odd.jsonl", ODD),
     ]
     .iter()
@@ -216,6 +228,15 @@ fn report_writes_svg_plots_linked_from_the_report() {
             &["durable", "buffered", "fjall"][..],
         ),
         ("mapfile-buckets-mapfile.svg", &["lookups/s", "mapfile"][..]),
+        (
+            "growth-ops-growth.svg",
+            &["fillrandom", "keys", "rocksdb"][..],
+        ),
+        ("growth-p99-growth.svg", &["readrandom_uncached", "p99"][..]),
+        (
+            "growth-costs-growth.svg",
+            &["write amp", "space amp", "index+filter", "device reads/get"][..],
+        ),
     ] {
         let path = dir.path().join("out/plots").join(name);
         let svg = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -237,7 +258,27 @@ fn report_writes_svg_plots_linked_from_the_report() {
     let plots = std::fs::read_dir(dir.path().join("out/plots"))
         .unwrap()
         .count();
-    assert_eq!(plots, 3);
+    assert_eq!(plots, 6);
+}
+
+#[test]
+fn report_growth_orders_sizes_by_keys_and_notes_the_costs() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = report_ok(dir.path(), "out", &fixtures(dir.path()));
+    let section = &md[md
+        .find("Cost growth with the data")
+        .expect("growth section")..];
+    let small = section.find("| 500K | cellar |").expect("500K row");
+    let large = section.find("| 10M | cellar |").expect("10M row");
+    assert!(small < large, "500K must come before 10M:\n{section}");
+    let r = row(section, "### `fillrandom`", "| 10M | rocksdb |");
+    // 200K ÷ 300K; write amp as measured; 0.45 of the user bytes on disk; 1.9 B/key.
+    assert!(r.contains("0.67"), "{r}");
+    assert!(r.contains("write amp 4.00"), "{r}");
+    assert!(r.contains("space amp 0.45"), "{r}");
+    assert!(r.contains("index+filter 1.90 B/key"), "{r}");
+    let r = row(section, "### `readrandom_uncached`", "| 500K | cellar |");
+    assert!(r.contains("1.020 device reads/op"), "{r}");
 }
 
 #[test]

@@ -122,6 +122,7 @@ impl<'a> Runner<'a> {
         };
         let engine = self.open(&dir, &setup)?;
         let probe = Probe::start(engine.as_ref());
+        let io_before = procfs::io_counters();
         let timed = self.timed(engine.as_ref(), w);
         let timed = match timed {
             Ok(t) => t,
@@ -135,6 +136,18 @@ impl<'a> Runner<'a> {
             Some(self.settle(engine.as_ref())?)
         } else {
             None
+        };
+        // Device bytes over the user's bytes, flush and compactions included (the settle).
+        let write_amp = match (
+            w.writes_main_db() && w != Workload::Readwhilewriting,
+            io_before,
+            procfs::io_counters(),
+        ) {
+            (true, Some(a), Some(b)) => {
+                let user_bytes = timed.ops * (self.cfg.key_size + self.cfg.value_size) as u64;
+                Some(a.device_bytes_written_until(&b) as f64 / user_bytes.max(1) as f64)
+            }
+            _ => None,
         };
         // Index and filter memory of the settled database (a fill's data is in tables now).
         deltas.resident_index_filter_bytes = engine.stats().resident_index_filter_bytes;
@@ -154,6 +167,7 @@ impl<'a> Runner<'a> {
         };
         let mut r = self.record(w, variant, threads, &timed, deltas, &setup, &dir)?;
         r.settle_seconds = settle;
+        r.write_amp = write_amp;
         emit(r)
     }
 
@@ -352,6 +366,7 @@ impl<'a> Runner<'a> {
             stall_micros: d.stall_micros,
             wal_syncs: d.wal_syncs,
             settle_seconds: None,
+            write_amp: None,
             notes: std::mem::take(&mut self.notes),
         };
         Ok(r)

@@ -41,6 +41,10 @@ pub struct Record {
     pub stall_micros: Option<u64>,
     pub wal_syncs: Option<u64>,
     pub settle_seconds: Option<f64>,
+    /// Fills and overwrite: bytes written to the device (`/proc/self/io`, from the start of
+    /// the timed run to the end of the settle) over the bytes of the keys and values written.
+    #[serde(default)]
+    pub write_amp: Option<f64>,
     pub notes: Vec<String>,
 }
 
@@ -167,6 +171,7 @@ mod tests {
             stall_micros: None,
             wal_syncs: None,
             settle_seconds: None,
+            write_amp: None,
             notes: vec![],
         }
     }

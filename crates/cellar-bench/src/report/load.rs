@@ -65,6 +65,62 @@ pub struct Record {
     pub goal: String,
     pub met: Option<bool>,
     pub inputs: String,
+    /// growth: the costs plotted against size.
+    pub costs: Option<Costs>,
+}
+
+/// What a `growth` record says about the cost of its size (docs/benchmarks.md, "growth").
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Costs {
+    /// Keys in the database (`num`).
+    pub keys: f64,
+    /// Device bytes written over the keys' and values' bytes (`write_amp`).
+    pub write_amp: Option<f64>,
+    /// Bytes on disk over the keys' and values' bytes (`db_bytes` ÷ keys × (key + value)).
+    pub space_amp: Option<f64>,
+    /// Index and filter memory per key (`resident_index_filter_bytes` ÷ keys).
+    pub index_filter_bytes_per_key: Option<f64>,
+    /// Peak resident memory per key (`peak_rss_bytes` ÷ keys).
+    pub rss_bytes_per_key: Option<f64>,
+    pub device_reads_per_op: Option<f64>,
+}
+
+impl Costs {
+    fn of(m: &record::Metrics) -> Option<Costs> {
+        let number = |key: &str| m.f64(key).filter(|v| v.is_finite() && *v >= 0.0);
+        let keys = number("num").filter(|&k| k > 0.0)?;
+        let user_bytes = keys * (number("key_size")? + number("value_size")?);
+        let per = |v: Option<f64>, d: f64| v.map(|v| v / d).filter(|_| d > 0.0);
+        Some(Costs {
+            keys,
+            write_amp: number("write_amp"),
+            space_amp: per(number("db_bytes"), user_bytes),
+            index_filter_bytes_per_key: per(number("resident_index_filter_bytes"), keys),
+            rss_bytes_per_key: per(number("peak_rss_bytes"), keys),
+            device_reads_per_op: number("device_reads_per_op"),
+        })
+    }
+
+    /// The table's note: "write amp 2.91 · space 0.46 · index+filter 1.9 B/key · ...".
+    pub fn note(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(v) = self.write_amp {
+            parts.push(format!("write amp {v:.2}"));
+        }
+        if let Some(v) = self.space_amp {
+            parts.push(format!("space amp {v:.2}"));
+        }
+        if let Some(v) = self.index_filter_bytes_per_key {
+            parts.push(format!("index+filter {v:.2} B/key"));
+        }
+        if let Some(v) = self.rss_bytes_per_key {
+            parts.push(format!("peak RSS {v:.1} B/key"));
+        }
+        if let Some(v) = self.device_reads_per_op {
+            parts.push(format!("{v:.3} device reads/op"));
+        }
+        parts.join(" · ")
+    }
 }
 
 /// A malformed line, reported and left out.
@@ -156,7 +212,7 @@ fn parse_line(raw: &[u8]) -> std::result::Result<Option<Record>, String> {
     let number = |key: &str| m.f64(key).filter(|v| v.is_finite());
     let text = |key: &str| m.str(key).map(one_line).unwrap_or_default();
     let stamp = |s: &str| Some(one_line(s)).filter(|s| !s.is_empty());
-    Ok(Some(Record {
+    let mut rec = Record {
         suite: one_line(&r.suite),
         engine: one_line(&r.engine),
         workload: one_line(&r.workload),
@@ -183,8 +239,13 @@ fn parse_line(raw: &[u8]) -> std::result::Result<Option<Record>, String> {
         goal: text("target"),
         met: m.bool("met"),
         inputs: text("inputs"),
+        costs: (r.suite == "growth").then(|| Costs::of(m)).flatten(),
         ..Record::default()
-    }))
+    };
+    if let (Some(c), true) = (rec.costs, rec.note.is_empty()) {
+        rec.note = c.note();
+    }
+    Ok(Some(rec))
 }
 
 /// Markdown table cells and headings hold one line.

@@ -11,7 +11,7 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::load::Record;
+use super::load::{Costs, Record};
 
 /// The subcommand that writes a workload, which decides the table's figure and grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -29,6 +29,8 @@ pub enum Family {
     Hypertable,
     /// `cellar-bench objstore`: databases in an S3-compatible bucket.
     Objstore,
+    /// `cellar-bench growth`: `db` workloads at several sizes (variant: the size).
+    Growth,
     /// A workload this report does not know: a generic ops/s table.
     Other,
 }
@@ -60,8 +62,9 @@ const YCSB_WORKLOADS: [&str; 7] = [
     "ycsb_e",
 ];
 
-pub const ALL_FAMILIES: [Family; 10] = [
+pub const ALL_FAMILIES: [Family; 11] = [
     Family::Db,
+    Family::Growth,
     Family::Mapfile,
     Family::Elliptics,
     Family::Ycsb,
@@ -86,6 +89,7 @@ impl Family {
             "dfsio" => Family::Dfsio,
             "hypertable" => Family::Hypertable,
             "objstore" => Family::Objstore,
+            "growth" => Family::Growth,
             _ => Family::Other,
         }
     }
@@ -109,6 +113,11 @@ impl Family {
                 "Databases in S3-compatible object storage, one local SeaweedFS: Cellar in the \
                  bucket (wal-local, wal-object) beside Cellar on local disk and SlateDB; a \
                  peer's ratio is to Cellar wal-object (`cellar-bench objstore`)"
+            }
+            Family::Growth => {
+                "Cost growth with the data: `db` workloads at each size, 16-byte keys and \
+                 100-byte values; the note gives write and space amplification, index and \
+                 filter memory, peak RSS and device reads per operation (`cellar-bench growth`)"
             }
             Family::Other => "Other workloads",
         }
@@ -144,7 +153,7 @@ impl Family {
 
     fn workload_rank(self, workload: &str) -> usize {
         let list: &[&str] = match self {
-            Family::Db => &DB_WORKLOADS,
+            Family::Db | Family::Growth => &DB_WORKLOADS,
             Family::Ycsb => &YCSB_WORKLOADS,
             Family::Objstore => &OBJSTORE_WORKLOADS,
             _ => &[],
@@ -197,6 +206,8 @@ impl Family {
     fn variant_key(self, variant: &str, first_line: usize) -> (u64, Vec<NaturalChunk>) {
         match self {
             Family::Mapfile => (mapfile_bucket(variant).unwrap_or(0), natural_key(variant)),
+            // "1M", "200M t4": by the number of keys.
+            Family::Growth => (growth_keys(variant).unwrap_or(0), natural_key(variant)),
             Family::Hypertable | Family::Elliptics | Family::Dfsio | Family::Other => {
                 (first_line as u64, Vec::new())
             }
@@ -233,6 +244,11 @@ fn baseline_variant(family: Family) -> Option<&'static str> {
 
 /// The workload of `cellar-bench server`'s target lines (one table of its own).
 pub const SERVER_TARGETS: &str = "server_targets";
+
+/// The keys of a growth variant: "200M t4" → 200000000.
+pub fn growth_keys(variant: &str) -> Option<u64> {
+    crate::growth::parse_size(variant.split(' ').next()?)
+}
 
 /// `cellar-bench server`'s variant groups, in report order.
 const SERVER_GROUPS: [&str; 6] = [
@@ -333,6 +349,8 @@ pub struct Row {
     pub met: Option<bool>,
     pub inputs: String,
     pub unit: String,
+    /// growth: the costs of the row's (first) record.
+    pub costs: Option<Costs>,
 }
 
 impl Row {
@@ -551,6 +569,7 @@ fn build_row(family: Family, variant: String, engine: String, recs: &[&Record]) 
             .map(|m| m.iter().all(|x| *x)),
         inputs: distinct(|r| &r.inputs),
         unit: distinct(|r| &r.unit),
+        costs: ran.iter().find_map(|r| r.costs),
         variant,
         engine,
         ..Row::default()

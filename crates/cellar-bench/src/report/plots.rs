@@ -7,6 +7,10 @@
 //!   buffered side by side, a line per engine.
 //! * `mapfile-buckets-<input>.svg`: `mapfile`'s cold lookups/s against bucket size ("single" is
 //!   a bucket of 1; log scale), a line per engine.
+//! * `growth-ops-<input>.svg`, `growth-p99-<input>.svg`, `growth-costs-<input>.svg`:
+//!   `growth`'s ops/s, p99 and costs (write and space amplification, index and filter bytes
+//!   per key, device reads per uncached get, peak RSS per key) against the number of keys,
+//!   a panel per workload or cost, a line per engine, keys on a log scale.
 //!
 //! The plots are drawn from the report's tables (medians where runs repeat), in their
 //! order, with fixed sizes and colours, so the same inputs give the same bytes.
@@ -17,8 +21,9 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::load::Costs;
 use super::load::{relative_path, InputFile};
-use super::model::{engine_order, import_writers, mapfile_bucket, Family, Table};
+use super::model::{engine_order, import_writers, mapfile_bucket, Family, Row, Table};
 use crate::error::{BenchError, Result};
 
 type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
@@ -28,6 +33,7 @@ type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
 const LATENCY_US_WINDOW: (f64, f64) = (1e-3, 1e10);
 const X_WINDOW: (f64, f64) = (1.0, 1e9);
 const FIGURE_WINDOW: (f64, f64) = (0.0, 1e13);
+const GROWTH_KEYS_WINDOW: (f64, f64) = (1.0, 1e13);
 
 fn in_window(v: f64, (lo, hi): (f64, f64)) -> bool {
     v.is_finite() && v >= lo && v <= hi
@@ -58,6 +64,7 @@ pub fn write_all(
     specs.extend(ycsb_specs(tables, files));
     specs.extend(import_specs(tables, files));
     specs.extend(mapfile_specs(tables, files));
+    specs.extend(growth_specs(tables, files));
     if specs.is_empty() {
         return Ok(Vec::new());
     }
@@ -287,6 +294,93 @@ fn mapfile_specs(tables: &[Table], files: &[InputFile]) -> Vec<Spec> {
     specs
 }
 
+/// A cost panel: its caption, the workload whose rows it reads, and the cost.
+type CostPanel = (&'static str, &'static str, fn(&Costs) -> Option<f64>);
+
+/// Which costs the growth cost plot shows, from which workload's rows.
+const GROWTH_COSTS: [CostPanel; 5] = [
+    ("write amp, fillrandom", "fillrandom", |c| c.write_amp),
+    ("space amp, fillrandom", "fillrandom", |c| c.space_amp),
+    ("index+filter B/key", "fillrandom", |c| {
+        c.index_filter_bytes_per_key
+    }),
+    ("device reads/get, uncached", "readrandom_uncached", |c| {
+        c.device_reads_per_op
+    }),
+    ("peak RSS B/key, uncached", "readrandom_uncached", |c| {
+        c.rss_bytes_per_key
+    }),
+];
+
+fn growth_specs(tables: &[Table], files: &[InputFile]) -> Vec<Spec> {
+    let mut specs = Vec::new();
+    for (file, ts) in by_file(tables, Family::Growth, None) {
+        let name = file_name(files, file);
+        let per_workload = |y: fn(&Row) -> Option<f64>| -> Vec<Panel> {
+            ts.iter()
+                .filter_map(|t| growth_panel(t.workload.clone(), &t.rows, &y))
+                .collect()
+        };
+        let kinds: [(&str, &str, &'static str, Vec<Panel>); 3] = [
+            ("ops", "ops/s", "ops/s", per_workload(|r| r.figure)),
+            ("p99", "p99 latency", "p99 µs", per_workload(|r| r.p99_us)),
+            (
+                "costs",
+                "costs",
+                "",
+                GROWTH_COSTS
+                    .iter()
+                    .filter_map(|(caption, workload, cost)| {
+                        let table = ts.iter().find(|t| t.workload == *workload)?;
+                        let y = |r: &Row| r.costs.as_ref().and_then(cost);
+                        growth_panel(caption.to_string(), &table.rows, &y)
+                    })
+                    .collect(),
+            ),
+        ];
+        for (kind, what, y_desc, panels) in kinds {
+            if panels.is_empty() {
+                continue;
+            }
+            specs.push(Spec {
+                family: Family::Growth,
+                file_stem: format!("growth-{kind}-{}", stem(name)),
+                title: format!("Growth: {what} against keys ({name})"),
+                kind: Kind::Lines {
+                    x_desc: "keys (log scale)",
+                    y_desc,
+                    log_x: true,
+                    panels,
+                },
+            });
+        }
+    }
+    specs
+}
+
+/// A panel of `rows` (one thread count: variants with no thread suffix) plotting `y`
+/// against each row's keys; `None` when no row has both.
+fn growth_panel(caption: String, rows: &[Row], y: &dyn Fn(&Row) -> Option<f64>) -> Option<Panel> {
+    let mut engines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| !r.variant.contains(' ')) {
+        let (Some(keys), Some(v)) = (r.costs.map(|c| c.keys), y(r)) else {
+            continue;
+        };
+        if in_window(keys, GROWTH_KEYS_WINDOW) && in_window(v, FIGURE_WINDOW) && v > 0.0 {
+            engines.entry(r.engine.clone()).or_default().push((keys, v));
+        }
+    }
+    if engines.is_empty() {
+        return None;
+    }
+    let mut engines: Vec<EngineLine> = engines.into_iter().collect();
+    for (_, pts) in &mut engines {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    engines.sort_by(|a, b| engine_order(&a.0, &b.0));
+    Some((caption, engines))
+}
+
 /// Fixed colours for the engines the harness knows; others get one from a small palette
 /// by their name, so an engine has the same colour in every plot.
 fn engine_color(engine: &str) -> RGBColor {
@@ -326,8 +420,23 @@ fn axis_num(v: f64) -> String {
     format!("{text}{suffix}")
 }
 
+/// Rows and columns for `n` panels: one row of up to three, else rows of three.
+fn grid(n: usize) -> (usize, usize) {
+    let n = n.max(1);
+    if n <= 3 {
+        (1, n)
+    } else {
+        (n.div_ceil(3), 3)
+    }
+}
+
 fn draw(spec: &Spec, svg: &mut String) -> DrawResult {
-    let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
+    let rows = match &spec.kind {
+        Kind::Lines { panels, .. } => grid(panels.len()).0 as u32,
+        Kind::Latency { .. } => 1,
+    };
+    let height = HEIGHT + (rows - 1) * HEIGHT * 3 / 4;
+    let root = SVGBackend::with_string(svg, (WIDTH, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(&spec.title, (FONT, 18))?;
     let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
@@ -346,10 +455,15 @@ fn draw(spec: &Spec, svg: &mut String) -> DrawResult {
             log_x,
             panels,
         } => {
-            let areas = plot_area.split_evenly((1, panels.len().max(1)));
+            let areas = plot_area.split_evenly(grid(panels.len()));
             let mut names: Vec<&str> = Vec::new();
             for (area, (caption, engines)) in areas.iter().zip(panels) {
-                lines_chart(area, caption, engines, x_desc, y_desc, *log_x)?;
+                let axes = Axes {
+                    x_desc,
+                    y_desc,
+                    log_x: *log_x,
+                };
+                lines_chart(area, caption, engines, &axes)?;
                 for (e, _) in engines {
                     if !names.contains(&e.as_str()) {
                         names.push(e);
@@ -443,14 +557,20 @@ fn latency_chart(
     Ok(())
 }
 
+/// A line chart's axis titles and scales.
+struct Axes<'a> {
+    x_desc: &'a str,
+    y_desc: &'a str,
+    log_x: bool,
+}
+
 fn lines_chart(
     area: &DrawingArea<SVGBackend, Shift>,
     caption: &str,
     engines: &[EngineLine],
-    x_desc: &str,
-    y_desc: &str,
-    log_x: bool,
+    axes: &Axes,
 ) -> DrawResult {
+    let (x_desc, y_desc) = (axes.x_desc, axes.y_desc);
     let xs = engines.iter().flat_map(|(_, p)| p.iter().map(|&(x, _)| x));
     let x_min = xs.clone().fold(f64::INFINITY, f64::min);
     let x_max = xs.fold(f64::NEG_INFINITY, f64::max);
@@ -465,7 +585,7 @@ fn lines_chart(
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(64);
-    if log_x {
+    if axes.log_x {
         let x_range = ((x_min / 2.0).max(0.1)..(x_max * 2.0).max(1.0)).log_scale();
         let mut chart = builder.build_cartesian_2d(x_range, y_range)?;
         chart
