@@ -23,7 +23,7 @@ use crate::error::{BenchError, Result};
 #[serde(deny_unknown_fields)]
 pub struct Record {
     /// The subcommand that measured it: `db`, `ycsb`, `mapfile`, `elliptics`, `import`,
-    /// `server`, `dfsio` or `hypertable`.
+    /// `server`, `dfsio`, `hypertable`, `objstore` or `growth`.
     pub suite: String,
     pub workload: String,
     pub engine: String,
