@@ -5,7 +5,7 @@
 # "Building the peers"), a quiet machine, and a clean checkout: every record names the
 # commit it ran on, and a dirty tree is marked `-dirty`.
 #
-#   scripts/bench-results.sh [db ycsb import hypertable elliptics mapfile server dfsio objstore growth]
+#   scripts/bench-results.sh [db ycsb import hypertable elliptics mapfile server dfsio objstore growth elliptics-215m]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +37,8 @@ workload() {
         --engines cellar,rocksdb,lmdb,fjall --dir "$data/hypertable" ;;
     elliptics) run elliptics-5m.jsonl elliptics --engines cellar,rocksdb,lmdb,hbase \
         --records 5000000 --seconds 30 --step-seconds 5 --dir "$data/elliptics" ;;
+    elliptics-215m) run elliptics-215m.jsonl elliptics --engines cellar,rocksdb \
+        --records 215000000 --seconds 30 --step-seconds 5 --dir "$data/elliptics-215m" ;;
     mapfile) run mapfile-10m.jsonl mapfile --records 10000000 \
         --engines cellar,rocksdb,lmdb,mapfile,hbase --dir "$data/mapfile" ;;
     server) run server-1m.jsonl server --records 1000000 --writers 1,6 \
@@ -51,7 +53,7 @@ workload() {
 }
 
 if (($# == 0)); then
-    set -- db ycsb import hypertable elliptics mapfile server dfsio objstore growth
+    set -- db ycsb import hypertable elliptics mapfile server dfsio objstore growth elliptics-215m
 fi
 for w in "$@"; do
     workload "$w"

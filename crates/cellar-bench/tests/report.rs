@@ -469,7 +469,9 @@ fn report_over_the_published_results_is_complete() {
         [
             "db-10m.jsonl",
             "dfsio-8x1g.jsonl",
+            "elliptics-215m.jsonl",
             "elliptics-5m.jsonl",
+            "growth-1m-200m.jsonl",
             "hypertable-20m.jsonl",
             "import-1m.jsonl",
             "mapfile-10m.jsonl",
