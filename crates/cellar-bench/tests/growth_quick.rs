@@ -29,7 +29,10 @@ fn growth_runs_each_size_and_reports_its_costs() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("[growth] 30K keys (2 of 2): cellar"), "{stderr}");
+    assert!(
+        stderr.contains("[growth] 30K keys (2 of 2): cellar"),
+        "{stderr}"
+    );
     let records: Vec<_> = std::fs::read_to_string(&json)
         .unwrap()
         .lines()
@@ -67,9 +70,15 @@ fn growth_runs_each_size_and_reports_its_costs() {
             assert!(m["device_reads_per_op"].as_f64().is_some(), "{r}");
         }
         assert!(m["db_bytes"].as_u64().unwrap() > 0, "{r}");
-        assert!(m["resident_index_filter_bytes"].as_u64().unwrap() > 0, "{r}");
+        assert!(
+            m["resident_index_filter_bytes"].as_u64().unwrap() > 0,
+            "{r}"
+        );
     }
-    assert!(!dir.path().join("db/cellar").exists(), "databases are deleted");
+    assert!(
+        !dir.path().join("db/cellar").exists(),
+        "databases are deleted"
+    );
 
     let report_dir = dir.path().join("report");
     let out = Command::new(BIN)
@@ -79,10 +88,17 @@ fn growth_runs_each_size_and_reports_its_costs() {
         .arg(report_dir.join("RESULTS.md"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let md = std::fs::read_to_string(report_dir.join("RESULTS.md")).unwrap();
     assert!(md.contains("Cost growth with the data"), "{md}");
-    let row = md.lines().find(|l| l.starts_with("| 30K | cellar |")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| 30K | cellar |"))
+        .unwrap();
     assert!(row.contains("write amp ") && row.contains("B/key"), "{row}");
     for kind in ["ops", "p99", "costs"] {
         let svg = report_dir.join(format!("plots/growth-{kind}-growth.svg"));
@@ -98,5 +114,8 @@ fn growth_refuses_sizes_that_do_not_grow() {
         .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--sizes must grow: 1M comes after 10M"), "{stderr}");
+    assert!(
+        stderr.contains("--sizes must grow: 1M comes after 10M"),
+        "{stderr}"
+    );
 }
