@@ -95,13 +95,13 @@ pub fn main(args: &GrowthArgs) -> Result<()> {
         None => half_of_ram(),
     };
     let mut all: Vec<Record> = Vec::new();
-    for &num in &sizes {
+    for (i, &num) in sizes.iter().enumerate() {
         let cfg = config_for_size(&base, num, args.reads, max_cache);
         let label = size_label(num);
         for engine in &cfg.engines {
             eprintln!(
                 "[growth] {label} keys ({} of {}): {engine}",
-                sizes.iter().position(|&s| s == num).unwrap_or(0) + 1,
+                i + 1,
                 sizes.len()
             );
             let (got, r) = db::run_engine(&cfg, engine);
@@ -173,9 +173,7 @@ fn as_growth(mut r: Record, label: &str, cache_bytes: u64, max_cache: u64) -> Re
 }
 
 fn half_of_ram() -> u64 {
-    crate::report::machine::Machine::read()
-        .mem_total_bytes
-        .map_or(4 << 30, |b| b / 2)
+    crate::procfs::mem_total_bytes().map_or(4 << 30, |b| b / 2)
 }
 
 /// "1M,10M,200M" → [1000000, 10000000, 200000000]; sizes must grow.

@@ -52,6 +52,17 @@ fn field(text: &str, name: &str) -> Option<u64> {
     })
 }
 
+/// The machine's RAM (`MemTotal` of `/proc/meminfo`) in bytes.
+pub fn mem_total_bytes() -> Option<u64> {
+    parse_mem_total(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+fn parse_mem_total(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// Peak resident set size (`VmHWM`) in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -146,6 +157,11 @@ mod tests {
         assert_eq!(field(t, "syscr:"), Some(5));
         assert_eq!(field(t, "read_bytes:"), Some(4096));
         assert_eq!(field("VmHWM:\t  1234 kB\n", "VmHWM:"), Some(1234));
+        assert_eq!(
+            parse_mem_total("MemTotal:       24568036 kB\nMemFree: 1 kB\n"),
+            Some(24568036 * 1024)
+        );
+        assert_eq!(parse_mem_total("MemTotal: lots\n"), None);
         let t = "write_bytes: 8192\ncancelled_write_bytes: 4096\n";
         assert_eq!(field(t, "write_bytes:"), Some(8192));
         assert_eq!(field(t, "cancelled_write_bytes:"), Some(4096));

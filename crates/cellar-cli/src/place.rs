@@ -28,7 +28,7 @@ impl Location {
     /// else as a local directory.
     pub fn reach(db: &Path, store: &cellar_server::ObjectStoreArgs) -> CliResult<Location> {
         let shown = db.display().to_string();
-        match db.to_str().filter(|s| s.starts_with("s3://")) {
+        match cellar_engine::object_store_url(db) {
             Some(url) => {
                 let location =
                     ObjectLocation::parse(url).map_err(|e| CliError::Usage(e.to_string()))?;
@@ -61,5 +61,5 @@ impl Location {
 
 /// Whether `db` names an object store.
 pub fn is_url(db: &Path) -> bool {
-    db.to_str().is_some_and(|s| s.starts_with("s3://"))
+    cellar_engine::object_store_url(db).is_some()
 }

@@ -31,7 +31,10 @@ pub(crate) mod version;
 
 pub use batch::{Keyspace, WriteBatch};
 pub use compaction::{CompactionFilter, CompactionFilterRun};
-pub use db::{Db, DbIterator, FollowerStatus, IngestFiles, IngestWriter, ReadOptions, Snapshot};
+pub use db::{
+    object_store_url, Db, DbIterator, FollowerStatus, IngestFiles, IngestWriter, ReadOptions,
+    Snapshot,
+};
 pub use error::{Error, Result};
 pub use options::{
     Compression, Durability, KeyspaceOptions, ObjectStoreOptions, Options, StorageLayout,

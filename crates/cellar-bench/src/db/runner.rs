@@ -122,6 +122,9 @@ impl<'a> Runner<'a> {
         };
         let engine = self.open(&dir, &setup)?;
         let probe = Probe::start(engine.as_ref());
+        // Fills and overwrite write `num` keys from one thread; the other writer
+        // (readwhilewriting) writes as many as it can beside the readers.
+        let single_writer_load = w.is_fresh_fill() || w == Workload::Overwrite;
         let io_before = procfs::io_counters();
         let timed = self.timed(engine.as_ref(), w);
         let timed = match timed {
@@ -138,11 +141,7 @@ impl<'a> Runner<'a> {
             None
         };
         // Device bytes over the user's bytes, flush and compactions included (the settle).
-        let write_amp = match (
-            w.writes_main_db() && w != Workload::Readwhilewriting,
-            io_before,
-            procfs::io_counters(),
-        ) {
+        let write_amp = match (single_writer_load, io_before, procfs::io_counters()) {
             (true, Some(a), Some(b)) => {
                 let user_bytes = timed.ops * (self.cfg.key_size + self.cfg.value_size) as u64;
                 Some(a.device_bytes_written_until(&b) as f64 / user_bytes.max(1) as f64)
@@ -155,7 +154,7 @@ impl<'a> Runner<'a> {
         if matches!(w, Workload::Fillseq | Workload::Fillrandom) {
             self.filled = true;
         }
-        let threads = if w.is_fresh_fill() || w == Workload::Overwrite {
+        let threads = if single_writer_load {
             1
         } else {
             self.cfg.threads

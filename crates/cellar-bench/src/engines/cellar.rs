@@ -81,7 +81,7 @@ fn object_store_options(t: &ObjectStoreTarget) -> ObjectStoreOptions {
 }
 
 fn is_url(path: &Path) -> bool {
-    path.to_str().is_some_and(|p| p.starts_with("s3://"))
+    cellar_engine::object_store_url(path).is_some()
 }
 
 /// A `cellar-engine` without object-store support opens `s3://b/p` as the relative

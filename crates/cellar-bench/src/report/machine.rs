@@ -16,6 +16,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::procfs;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Machine {
@@ -37,7 +38,7 @@ impl Machine {
         Machine {
             cpu_model,
             cpus,
-            mem_total_bytes: read("/proc/meminfo").and_then(|t| parse_meminfo(&t)),
+            mem_total_bytes: procfs::mem_total_bytes(),
             kernel: read("/proc/sys/kernel/osrelease")
                 .map(|t| t.trim().to_string())
                 .filter(|k| !k.is_empty()),
@@ -66,12 +67,6 @@ pub fn parse_cpuinfo(text: &str) -> (Option<String>, Option<usize>) {
 }
 
 /// `MemTotal` in bytes.
-pub fn parse_meminfo(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
-}
-
 fn parse_os_release(text: &str) -> Option<String> {
     let value = text.lines().find_map(|l| l.strip_prefix("PRETTY_NAME="))?;
     let name = value.trim().trim_matches('"');
@@ -104,18 +99,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn machine_parses_cpuinfo_and_meminfo() {
+    fn machine_parses_cpuinfo() {
         let cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC  7B13\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 7B13\n";
         assert_eq!(
             parse_cpuinfo(cpuinfo),
             (Some("AMD EPYC 7B13".to_string()), Some(2))
         );
         assert_eq!(parse_cpuinfo(""), (None, None));
-        assert_eq!(
-            parse_meminfo("MemTotal:       24568036 kB\nMemFree: 1 kB\n"),
-            Some(24568036 * 1024)
-        );
-        assert_eq!(parse_meminfo("MemTotal: lots\n"), None);
         assert_eq!(
             parse_os_release("ID=debian\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n")
                 .as_deref(),

@@ -31,9 +31,9 @@ type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
 /// Values a plot shows; the tables show the rest. Bounded, so that an absurd value in a
 /// record cannot stretch an axis (a log axis over 600 decades takes plotters forever).
 const LATENCY_US_WINDOW: (f64, f64) = (1e-3, 1e10);
-const X_WINDOW: (f64, f64) = (1.0, 1e9);
+/// x is a count: writers, keys per call, keys in the database.
+const X_WINDOW: (f64, f64) = (1.0, 1e13);
 const FIGURE_WINDOW: (f64, f64) = (0.0, 1e13);
-const GROWTH_KEYS_WINDOW: (f64, f64) = (1.0, 1e13);
 
 fn in_window(v: f64, (lo, hi): (f64, f64)) -> bool {
     v.is_finite() && v >= lo && v <= hi
@@ -206,32 +206,41 @@ fn ycsb_stem(file: &str, variant: &str) -> String {
     }
 }
 
-/// Lines per engine from the rows of `tables` (one panel per table group).
+/// Lines per engine from the rows of `tables` (one panel per table group), x from each
+/// row's variant, y its figure.
 fn line_panels(tables: &[&Table], x_of: fn(&str) -> Option<u64>) -> Vec<Panel> {
-    let mut panels = Vec::new();
-    for t in tables {
-        let mut engines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for r in &t.rows {
-            let point = (x_of(&r.variant), r.figure);
-            if let (Some(x), Some(y)) = point {
-                let (x, y) = (x as f64, y);
-                if !in_window(x, X_WINDOW) || !in_window(y, FIGURE_WINDOW) {
-                    continue;
-                }
+    let x = |r: &Row| x_of(&r.variant).map(|x| x as f64);
+    tables
+        .iter()
+        .filter_map(|t| engine_lines(t.group.clone(), &t.rows, &x, &|r| r.figure))
+        .collect()
+}
+
+/// A panel of each engine's (x, y) points of `rows` within the plots' windows, sorted by
+/// x, engines in report order; `None` when no row has both.
+fn engine_lines(
+    caption: String,
+    rows: &[Row],
+    x: &dyn Fn(&Row) -> Option<f64>,
+    y: &dyn Fn(&Row) -> Option<f64>,
+) -> Option<Panel> {
+    let mut engines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for r in rows {
+        if let (Some(x), Some(y)) = (x(r), y(r)) {
+            if in_window(x, X_WINDOW) && in_window(y, FIGURE_WINDOW) {
                 engines.entry(r.engine.clone()).or_default().push((x, y));
             }
         }
-        if engines.is_empty() {
-            continue;
-        }
-        let mut engines: Vec<_> = engines.into_iter().collect();
-        for (_, pts) in &mut engines {
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        }
-        engines.sort_by(|a, b| engine_order(&a.0, &b.0));
-        panels.push((t.group.clone(), engines));
     }
-    panels
+    if engines.is_empty() {
+        return None;
+    }
+    let mut engines: Vec<EngineLine> = engines.into_iter().collect();
+    for (_, pts) in &mut engines {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    engines.sort_by(|a, b| engine_order(&a.0, &b.0));
+    Some((caption, engines))
 }
 
 fn by_file<'a>(
@@ -318,7 +327,7 @@ fn growth_specs(tables: &[Table], files: &[InputFile]) -> Vec<Spec> {
         let name = file_name(files, file);
         let per_workload = |y: fn(&Row) -> Option<f64>| -> Vec<Panel> {
             ts.iter()
-                .filter_map(|t| growth_panel(t.workload.clone(), &t.rows, &y))
+                .filter_map(|t| engine_lines(t.workload.clone(), &t.rows, &growth_keys, &y))
                 .collect()
         };
         let kinds: [(&str, &str, &'static str, Vec<Panel>); 3] = [
@@ -333,7 +342,7 @@ fn growth_specs(tables: &[Table], files: &[InputFile]) -> Vec<Spec> {
                     .filter_map(|(caption, workload, cost)| {
                         let table = ts.iter().find(|t| t.workload == *workload)?;
                         let y = |r: &Row| r.costs.as_ref().and_then(cost);
-                        growth_panel(caption.to_string(), &table.rows, &y)
+                        engine_lines(caption.to_string(), &table.rows, &growth_keys, &y)
                     })
                     .collect(),
             ),
@@ -358,27 +367,10 @@ fn growth_specs(tables: &[Table], files: &[InputFile]) -> Vec<Spec> {
     specs
 }
 
-/// A panel of `rows` (one thread count: variants with no thread suffix) plotting `y`
-/// against each row's keys; `None` when no row has both.
-fn growth_panel(caption: String, rows: &[Row], y: &dyn Fn(&Row) -> Option<f64>) -> Option<Panel> {
-    let mut engines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| !r.variant.contains(' ')) {
-        let (Some(keys), Some(v)) = (r.costs.map(|c| c.keys), y(r)) else {
-            continue;
-        };
-        if in_window(keys, GROWTH_KEYS_WINDOW) && in_window(v, FIGURE_WINDOW) && v > 0.0 {
-            engines.entry(r.engine.clone()).or_default().push((keys, v));
-        }
-    }
-    if engines.is_empty() {
-        return None;
-    }
-    let mut engines: Vec<EngineLine> = engines.into_iter().collect();
-    for (_, pts) in &mut engines {
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
-    engines.sort_by(|a, b| engine_order(&a.0, &b.0));
-    Some((caption, engines))
+/// A growth row's keys, for rows of one reader thread (variants with no thread suffix).
+fn growth_keys(r: &Row) -> Option<f64> {
+    let one_thread = !r.variant.contains(' ');
+    r.costs.map(|c| c.keys).filter(|_| one_thread)
 }
 
 /// Fixed colours for the engines the harness knows; others get one from a small palette

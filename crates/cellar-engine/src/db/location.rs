@@ -9,6 +9,13 @@
 use crate::error::{Error, Result};
 use crate::options::Options;
 
+/// The URL `path` holds when it names a database in an object store (`s3://bucket/prefix`),
+/// whether or not this build can reach one: `Db::open`, the CLI and the benchmarks all tell
+/// a URL from a directory by this.
+pub fn object_store_url(path: &std::path::Path) -> Option<&str> {
+    path.to_str().filter(|p| p.starts_with("s3://"))
+}
+
 /// The prefix and the options that reach the database at `url`. `writer`: run the probe
 /// that refuses a store without conditional creates (a follower writes nothing to fence).
 #[cfg(not(feature = "object-store"))]

@@ -20,6 +20,8 @@ mod version_set;
 mod visibility;
 mod write;
 
+pub use location::object_store_url;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

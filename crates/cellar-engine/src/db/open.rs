@@ -112,7 +112,7 @@ pub(super) fn resolve_location(
     opts: Options,
     writer: bool,
 ) -> Result<(PathBuf, Options)> {
-    let Some(url) = path.to_str().filter(|p| p.starts_with("s3://")) else {
+    let Some(url) = super::location::object_store_url(path) else {
         return Ok((path.to_path_buf(), opts));
     };
     super::location::open_url(url, opts, writer)
