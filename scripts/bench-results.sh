@@ -5,7 +5,7 @@
 # "Building the peers"), a quiet machine, and a clean checkout: every record names the
 # commit it ran on, and a dirty tree is marked `-dirty`.
 #
-#   scripts/bench-results.sh [db ycsb import hypertable elliptics mapfile server dfsio objstore growth elliptics-215m]
+#   scripts/bench-results.sh [db ycsb import hypertable elliptics mapfile server dfsio objstore growth elliptics-215m mapfile-100m]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +41,8 @@ workload() {
         --records 215000000 --seconds 30 --step-seconds 5 --dir "$data/elliptics-215m" ;;
     mapfile) run mapfile-10m.jsonl mapfile --records 10000000 \
         --engines cellar,rocksdb,lmdb,mapfile,hbase --dir "$data/mapfile" ;;
+    mapfile-100m) run mapfile-100m.jsonl mapfile --records 100000000 \
+        --engines cellar,rocksdb,lmdb,mapfile --dir "$data/mapfile-100m" ;;
     server) run server-1m.jsonl server --records 1000000 --writers 1,6 \
         --rates 1000,5000,10000 --db-dir "$data/server" ;;
     dfsio) run dfsio-8x1g.jsonl dfsio --files 8 --size 1GB --buffer-size 8388608 \
@@ -53,7 +55,8 @@ workload() {
 }
 
 if (($# == 0)); then
-    set -- db ycsb import hypertable elliptics mapfile server dfsio objstore growth elliptics-215m
+    set -- db ycsb import hypertable elliptics mapfile server dfsio objstore growth elliptics-215m \
+        mapfile-100m
 fi
 for w in "$@"; do
     workload "$w"
