@@ -474,6 +474,7 @@ fn report_over_the_published_results_is_complete() {
             "growth-1m-200m.jsonl",
             "hypertable-20m.jsonl",
             "import-1m.jsonl",
+            "mapfile-100m.jsonl",
             "mapfile-10m.jsonl",
             "objstore-1m.jsonl",
             "server-1m.jsonl",
