@@ -2,8 +2,10 @@
 //! tombstones written since it was created.
 //!
 //! Entries are ordered by (keyspace, internal key), so one memtable serves every keyspace
-//! and a flush writes one SST per keyspace by walking it once. Only the write leader inserts
-//! (see `db::write`), while any number of readers look up and iterate concurrently.
+//! and a flush writes one SST per keyspace by walking it once. Writers insert concurrently
+//! (see `db::write`), while any number of readers look up and iterate. The skiplist
+//! ([`skiplist`]) keeps its nodes, keys and values in an arena ([`arena`]) freed whole when
+//! the memtable drops.
 //!
 //! Readers check keys against the range tombstones through fragmented sets (see
 //! [`crate::range_del`]), kept per keyspace and brought up to date by the first read after a
@@ -12,16 +14,12 @@
 //! small `recent` set of the latest tombstones, rebuilt alone on a change and merged into
 //! `base` once it holds about √n of them (amortized O(√n) per tombstone, two sets per read).
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::ops::Bound;
 use std::sync::atomic::{
     AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release, Ordering::SeqCst,
 };
 use std::sync::Arc;
 
-use crossbeam_skiplist::map::Entry;
-use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
 
 use crate::coding::head8;
@@ -33,51 +31,30 @@ use crate::range_del::FragmentedTombstones;
 use crate::sst::bloom::key_hash;
 use crate::sst::LookupResult;
 use crate::types::{
-    compare_internal, lookup_key, make_internal_key, split_internal, SeqNo, ValueKind, MAX_SEQ,
+    lookup_key, pack_trailer, split_internal, SeqNo, ValueKind, MAX_SEQ,
 };
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemKey {
-    pub ks: u32,
-    /// The user key's first 8 bytes, big-endian, zero-padded (see [`key_head`]). Compared
-    /// before `ikey`: the skiplist node holds it, so a search compares most nodes it
-    /// passes without following the pointer to their key bytes, one cache miss less per
-    /// level, on the search every point read makes before it reaches an SST.
-    head: u64,
-    pub ikey: Box<[u8]>,
-}
+mod arena;
+mod skiplist;
+
+use skiplist::{NodeRef, Probe, RawNode, SkipList};
 
 /// [`head8`] of the user key of `ikey` (the trailer is not part of it).
 fn key_head(ikey: &[u8]) -> u64 {
     head8(&ikey[..ikey.len().saturating_sub(8)])
 }
 
-impl MemKey {
-    pub fn new(ks: u32, ikey: Box<[u8]>) -> MemKey {
-        MemKey {
-            ks,
-            head: key_head(&ikey),
-            ikey,
-        }
+/// Where `ikey` sorts in keyspace `ks`.
+fn probe(ks: u32, ikey: &[u8]) -> Probe<'_> {
+    Probe {
+        ks,
+        head: key_head(ikey),
+        ikey,
     }
 }
 
-impl Ord for MemKey {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.ks
-            .cmp(&other.ks)
-            .then_with(|| self.head.cmp(&other.head))
-            .then_with(|| compare_internal(&self.ikey, &other.ikey))
-    }
-}
-impl PartialOrd for MemKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// Per-entry bookkeeping the skiplist adds beyond key and value bytes (node, tower, boxes).
-const ENTRY_OVERHEAD_BYTES: usize = 80;
+/// Per-tombstone bookkeeping beyond its key bytes (vector slot, allocations).
+const TOMBSTONE_OVERHEAD_BYTES: usize = 80;
 
 /// `recent` is merged into `base` once it holds at least this many tombstones and its size
 /// squared reaches `base`'s.
@@ -133,7 +110,7 @@ struct RangeDelCache {
 }
 
 pub struct Memtable {
-    map: SkipMap<MemKey, Box<[u8]>>,
+    list: SkipList,
     range_tombstones: Mutex<Vec<(u32, RangeTombstone)>>,
     /// `range_tombstones.len()`, readable without the lock.
     range_tombstone_count: AtomicUsize,
@@ -156,7 +133,7 @@ impl Memtable {
     pub fn new(wal_number: u64, filter_bytes: usize) -> Self {
         Memtable {
             filter: MemtableFilter::new(filter_bytes),
-            map: SkipMap::new(),
+            list: SkipList::new(),
             range_tombstones: Mutex::new(Vec::new()),
             range_tombstone_count: AtomicUsize::new(0),
             range_del_cache: Mutex::new(RangeDelCache::default()),
@@ -194,23 +171,24 @@ impl Memtable {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty() && self.range_tombstones.lock().is_empty()
+        self.list.is_empty() && self.range_tombstones.lock().is_empty()
     }
 
     pub fn insert(&self, ks: u32, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) {
-        let ikey = make_internal_key(user_key, seq, kind as u8).into_boxed_slice();
+        let trailer = pack_trailer(seq, kind as u8).to_le_bytes();
         // Before the entry is in the skiplist: a reader that can find it must pass the filter.
         if let Some(f) = &self.filter {
             f.add(key_hash(user_key));
         }
-        self.approx_bytes
-            .fetch_add(ikey.len() + value.len() + ENTRY_OVERHEAD_BYTES, Relaxed);
-        self.map.insert(MemKey::new(ks, ikey), value.into());
+        let bytes = self
+            .list
+            .insert(ks, head8(user_key), [user_key, &trailer], value);
+        self.approx_bytes.fetch_add(bytes, Relaxed);
     }
 
     pub fn add_range_tombstone(&self, ks: u32, start: &[u8], end: &[u8], seq: SeqNo) {
         self.approx_bytes
-            .fetch_add(start.len() + end.len() + ENTRY_OVERHEAD_BYTES, Relaxed);
+            .fetch_add(start.len() + end.len() + TOMBSTONE_OVERHEAD_BYTES, Relaxed);
         let mut all = self.range_tombstones.lock();
         all.push((
             ks,
@@ -261,13 +239,12 @@ impl Memtable {
         if self.filter.as_ref().is_some_and(|f| !f.may_contain(h)) {
             return None;
         }
-        let probe = MemKey::new(ks, lookup_key(user_key, seq).into_boxed_slice());
-        let entry = self.map.lower_bound(Bound::Included(&probe))?;
-        let k = entry.key();
-        if k.ks != ks {
+        let ikey = lookup_key(user_key, seq);
+        let entry = self.list.seek_ge(&probe(ks, &ikey))?;
+        if entry.ks() != ks {
             return None;
         }
-        let (ukey, trailer) = split_internal(&k.ikey)?;
+        let (ukey, trailer) = split_internal(entry.key())?;
         if ukey != user_key {
             return None;
         }
@@ -297,12 +274,12 @@ impl Memtable {
     /// Every keyspace id with entries, in order (flush writes one SST for each).
     pub fn keyspaces(&self) -> Vec<u32> {
         let mut out = Vec::new();
-        let mut next = self.map.front();
+        let mut next = self.list.front();
         while let Some(e) = next {
-            let ks = e.key().ks;
+            let ks = e.ks();
             out.push(ks);
             next = match ks.checked_add(1) {
-                Some(n) => self.map.lower_bound(Bound::Included(&first_key_of(n))),
+                Some(n) => self.list.seek_ge(&probe(n, &FIRST_IKEY)),
                 None => None,
             };
         }
@@ -318,38 +295,36 @@ impl Memtable {
     }
 }
 
-fn first_key_of(ks: u32) -> MemKey {
-    MemKey::new(ks, make_internal_key(b"", MAX_SEQ, 0xff).into_boxed_slice())
-}
+/// The internal key that sorts before every other: the empty user key at the highest
+/// sequence number and kind.
+const FIRST_IKEY: [u8; 8] = ((MAX_SEQ << 8) | 0xff).to_le_bytes();
 
 /// Iterates one keyspace of a memtable.
 pub struct MemtableIterator {
-    // Declared before `mem` so it is dropped first: it borrows `mem.map`.
-    cur: Option<Entry<'static, MemKey, Box<[u8]>>>,
+    /// A node of `mem.list`, which `mem` keeps alive.
+    cur: Option<RawNode>,
     ks: u32,
     mem: Arc<Memtable>,
 }
 
-type StaticEntry = Entry<'static, MemKey, Box<[u8]>>;
+/// The node `raw` names in `mem`'s list.
+fn resolve(mem: &Memtable, raw: RawNode) -> NodeRef<'_> {
+    // SAFETY: every `RawNode` a `MemtableIterator` holds came from its own memtable's list
+    // (`keep`), and the iterator's `Arc` keeps that memtable alive while `mem` is borrowed.
+    #[allow(unsafe_code)] // a node pointer kept alive by the Arc next to it
+    unsafe {
+        mem.list.node(raw)
+    }
+}
 
-/// Detaches an entry's lifetime from the borrow of the memtable it came from.
-///
-/// SAFETY (of every use): the entry borrows `MemtableIterator::mem.map`, which lives as long
-/// as the `Arc` held in `mem`; `cur` is always dropped or replaced before `mem` (field
-/// order), and the skiplist keeps a node alive while an `Entry` to it exists.
-#[allow(unsafe_code)] // a lifetime the compiler cannot see
-fn detach(e: Option<Entry<'_, MemKey, Box<[u8]>>>) -> Option<StaticEntry> {
-    // SAFETY: see above; only called with entries of `MemtableIterator::mem`.
-    unsafe { std::mem::transmute(e) }
+/// `n` if it belongs to keyspace `ks`.
+fn keep(n: Option<NodeRef<'_>>, ks: u32) -> Option<RawNode> {
+    n.filter(|n| n.ks() == ks).map(NodeRef::raw)
 }
 
 impl MemtableIterator {
-    fn set(&mut self, e: Option<StaticEntry>) {
-        self.cur = e.filter(|e| e.key().ks == self.ks);
-    }
-
-    fn probe(&self, ikey: &[u8]) -> MemKey {
-        MemKey::new(self.ks, ikey.into())
+    fn current(&self) -> Option<NodeRef<'_>> {
+        self.cur.map(|raw| resolve(&self.mem, raw))
     }
 }
 
@@ -358,43 +333,36 @@ impl InternalIterator for MemtableIterator {
         self.cur.is_some()
     }
     fn seek_to_first(&mut self) {
-        let e = detach(
-            self.mem
-                .map
-                .lower_bound(Bound::Included(&first_key_of(self.ks))),
-        );
-        self.set(e);
+        self.cur = keep(self.mem.list.seek_ge(&probe(self.ks, &FIRST_IKEY)), self.ks);
     }
     fn seek_to_last(&mut self) {
-        let e = detach(match self.ks.checked_add(1) {
-            Some(n) => self.mem.map.upper_bound(Bound::Excluded(&first_key_of(n))),
-            None => self.mem.map.back(),
-        });
-        self.set(e);
+        let n = match self.ks.checked_add(1) {
+            Some(next) => self.mem.list.seek_lt(&probe(next, &FIRST_IKEY)),
+            None => self.mem.list.back(),
+        };
+        self.cur = keep(n, self.ks);
     }
     fn seek(&mut self, ikey: &[u8]) {
-        let p = self.probe(ikey);
-        let e = detach(self.mem.map.lower_bound(Bound::Included(&p)));
-        self.set(e);
+        self.cur = keep(self.mem.list.seek_ge(&probe(self.ks, ikey)), self.ks);
     }
     fn seek_for_prev(&mut self, ikey: &[u8]) {
-        let p = self.probe(ikey);
-        let e = detach(self.mem.map.upper_bound(Bound::Included(&p)));
-        self.set(e);
+        self.cur = keep(self.mem.list.seek_le(&probe(self.ks, ikey)), self.ks);
     }
     fn next(&mut self) {
-        let e = detach(self.cur.as_ref().and_then(|e| e.next()));
-        self.set(e);
+        let n = self.current().and_then(NodeRef::successor);
+        self.cur = keep(n, self.ks);
     }
     fn prev(&mut self) {
-        let e = detach(self.cur.as_ref().and_then(|e| e.prev()));
-        self.set(e);
+        let n = self
+            .current()
+            .and_then(|c| self.mem.list.seek_lt(&probe(self.ks, c.key())));
+        self.cur = keep(n, self.ks);
     }
     fn key(&self) -> &[u8] {
-        self.cur.as_ref().map(|e| &e.key().ikey[..]).unwrap_or(&[])
+        self.current().map_or(&[], NodeRef::key)
     }
     fn value(&self) -> &[u8] {
-        self.cur.as_ref().map(|e| &e.value()[..]).unwrap_or(&[])
+        self.current().map_or(&[], NodeRef::value)
     }
     fn status(&self) -> Result<()> {
         Ok(())
@@ -404,25 +372,6 @@ impl InternalIterator for MemtableIterator {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    proptest::proptest! {
-        /// Memtable keys order as (keyspace, user key bytes, newest sequence first) with
-        /// the key head compared first: short keys, keys that are prefixes of others and
-        /// zero bytes (which look like the head's padding) included.
-        #[test]
-        fn memkey_order_is_keyspace_then_user_key_then_newest(
-            a in (0u32..2, proptest::collection::vec(0u8..3, 0..12), 0u64..4),
-            b in (0u32..2, proptest::collection::vec(0u8..3, 0..12), 0u64..4),
-        ) {
-            let mk = |(ks, key, seq): &(u32, Vec<u8>, u64)| {
-                MemKey::new(*ks, make_internal_key(key, *seq, ValueKind::Put as u8).into())
-            };
-            let want = a.0.cmp(&b.0)
-                .then_with(|| a.1.cmp(&b.1))
-                .then_with(|| b.2.cmp(&a.2));
-            proptest::prop_assert_eq!(mk(&a).cmp(&mk(&b)), want);
-        }
-    }
 
     /// The key filter only skips searches: with none, with one saturated line and with the
     /// default size, every lookup answers as the skiplist does.

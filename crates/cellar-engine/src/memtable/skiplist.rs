@@ -1,0 +1,471 @@
+//! The memtable's ordered index: a skiplist whose nodes hold their key and value inline and
+//! live in the memtable's [`Arena`].
+//!
+//! Entries order as (keyspace, head of the user key, internal key), where the head is the
+//! user key's first 8 bytes as a big-endian number: a search compares most nodes it passes
+//! on the two numbers in the node's header, in the cache line it already loaded.
+//!
+//! **Concurrency.** Any number of threads insert at once and readers never wait. An insert
+//! writes its node, then links it level by level, bottom first, each with a compare-and-swap
+//! on its predecessor's pointer (release): a node reachable at level i is reachable at every
+//! level below, and a reader that loads a pointer (acquire) sees the node's bytes as they
+//! were written. Nothing is removed before the list drops, so a node, once found, stays valid
+//! as long as the list. This is the design of LevelDB's and RocksDB's memtable skiplists.
+//!
+//! **Node layout** (8-aligned): [`Header`] (24 bytes), `height` next pointers, the internal
+//! key, the value.
+
+// Nodes are variable-sized records in arena memory, reached through raw pointers.
+#![allow(unsafe_code)]
+
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::hash::{BuildHasher, Hasher};
+use std::marker::PhantomData;
+use std::mem::size_of;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Acquire, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Release;
+
+use super::arena::Arena;
+use crate::types::compare_internal;
+
+/// Levels of the tallest node. With a quarter of the nodes reaching each next level, 12
+/// levels index about 4^12 = 16 M entries before searches lengthen.
+pub(super) const MAX_HEIGHT: usize = 12;
+
+#[repr(C)]
+struct Header {
+    head: u64,
+    ks: u32,
+    key_len: u32,
+    value_len: u32,
+    height: u32,
+}
+
+const HEADER_BYTES: usize = size_of::<Header>();
+const LINK_BYTES: usize = size_of::<AtomicPtr<Header>>();
+
+/// Where an entry sorts: the node's order, for a key that is not (yet) in the list.
+#[derive(Clone, Copy)]
+pub(super) struct Probe<'k> {
+    pub ks: u32,
+    pub head: u64,
+    pub ikey: &'k [u8],
+}
+
+/// A node of a list that outlives `'a`.
+#[derive(Clone, Copy)]
+pub(super) struct NodeRef<'a> {
+    ptr: NonNull<Header>,
+    _list: PhantomData<&'a SkipList>,
+}
+
+/// A node pointer without the list's lifetime, for a cursor that keeps its list alive by
+/// other means (see [`SkipList::node`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct RawNode(NonNull<Header>);
+
+// SAFETY: a published node is immutable except for its atomic links; the pointer is only
+// dereferenced through `SkipList::node`, whose caller vouches that the list is alive.
+unsafe impl Send for RawNode {}
+// SAFETY: as above.
+unsafe impl Sync for RawNode {}
+
+impl<'a> NodeRef<'a> {
+    fn header(self) -> &'a Header {
+        // SAFETY: `ptr` points at a node's initialized header, alive as long as the list.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    fn link(self, level: usize) -> &'a AtomicPtr<Header> {
+        debug_assert!(level < self.header().height as usize);
+        // SAFETY: a node is allocated with `height` links after its header (`SkipList::
+        // insert`), 8-aligned because the header is 24 bytes and the node 8-aligned.
+        unsafe {
+            &*self
+                .ptr
+                .as_ptr()
+                .cast::<u8>()
+                .add(HEADER_BYTES + level * LINK_BYTES)
+                .cast::<AtomicPtr<Header>>()
+        }
+    }
+
+    fn next(self, level: usize) -> Option<NodeRef<'a>> {
+        NonNull::new(self.link(level).load(Acquire)).map(|ptr| NodeRef {
+            ptr,
+            _list: PhantomData,
+        })
+    }
+
+    fn bytes_at(self, offset: usize, len: usize) -> &'a [u8] {
+        // SAFETY: `insert` wrote `len` bytes at `offset` of this node before publishing it.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>().add(offset), len) }
+    }
+
+    fn key_offset(self) -> usize {
+        HEADER_BYTES + self.header().height as usize * LINK_BYTES
+    }
+
+    pub fn ks(self) -> u32 {
+        self.header().ks
+    }
+
+    /// The internal key (user key and trailer).
+    pub fn key(self) -> &'a [u8] {
+        self.bytes_at(self.key_offset(), self.header().key_len as usize)
+    }
+
+    pub fn value(self) -> &'a [u8] {
+        let h = self.header();
+        let at = self.key_offset() + h.key_len as usize;
+        self.bytes_at(at, h.value_len as usize)
+    }
+
+    /// The next node in order.
+    pub fn successor(self) -> Option<NodeRef<'a>> {
+        self.next(0)
+    }
+
+    pub fn raw(self) -> RawNode {
+        RawNode(self.ptr)
+    }
+
+    fn probe(self) -> Probe<'a> {
+        Probe {
+            ks: self.header().ks,
+            head: self.header().head,
+            ikey: self.key(),
+        }
+    }
+
+    fn cmp(self, p: &Probe<'_>) -> Ordering {
+        let h = self.header();
+        h.ks.cmp(&p.ks)
+            .then_with(|| h.head.cmp(&p.head))
+            .then_with(|| compare_internal(self.key(), p.ikey))
+    }
+}
+
+pub(super) struct SkipList {
+    arena: Arena,
+    /// A node with `MAX_HEIGHT` links and no entry: the start of every search.
+    first: NonNull<Header>,
+    /// The height of the tallest node inserted (searches start there).
+    height: AtomicUsize,
+}
+
+// SAFETY: the list's memory is its arena's, and every shared mutation is an atomic link
+// store or the arena's mutex (module comment).
+unsafe impl Send for SkipList {}
+// SAFETY: as above.
+unsafe impl Sync for SkipList {}
+
+impl SkipList {
+    pub(super) fn new() -> SkipList {
+        let arena = Arena::new();
+        let first = Self::write_node(&arena, MAX_HEIGHT, 0, 0, [&[], &[]], &[]);
+        SkipList {
+            arena,
+            first,
+            height: AtomicUsize::new(1),
+        }
+    }
+
+    /// Allocates a node and writes its header, null links, key and value.
+    fn write_node(
+        arena: &Arena,
+        height: usize,
+        ks: u32,
+        head: u64,
+        key: [&[u8]; 2],
+        value: &[u8],
+    ) -> NonNull<Header> {
+        let key_len = key[0].len() + key[1].len();
+        let key_at = HEADER_BYTES + height * LINK_BYTES;
+        let node = arena.alloc(key_at + key_len + value.len());
+        let header = Header {
+            head,
+            ks,
+            // The batch checks bound keys to 64 KiB and values to 64 MiB (types::MAX_*_LEN).
+            key_len: key_len as u32,
+            value_len: value.len() as u32,
+            height: height as u32,
+        };
+        let base = node.as_ptr();
+        // SAFETY: `node` is a fresh allocation of `key_at + key_len + value.len()` bytes,
+        // 8-aligned; every write below stays inside it, and nothing else sees it yet.
+        unsafe {
+            base.cast::<Header>().write(header);
+            for level in 0..height {
+                base.add(HEADER_BYTES + level * LINK_BYTES)
+                    .cast::<AtomicPtr<Header>>()
+                    .write(AtomicPtr::new(ptr::null_mut()));
+            }
+            let k = base.add(key_at);
+            ptr::copy_nonoverlapping(key[0].as_ptr(), k, key[0].len());
+            ptr::copy_nonoverlapping(key[1].as_ptr(), k.add(key[0].len()), key[1].len());
+            ptr::copy_nonoverlapping(value.as_ptr(), k.add(key_len), value.len());
+        }
+        node.cast::<Header>()
+    }
+
+    fn first(&self) -> NodeRef<'_> {
+        NodeRef {
+            ptr: self.first,
+            _list: PhantomData,
+        }
+    }
+
+    fn is_first(&self, n: NodeRef<'_>) -> bool {
+        n.ptr == self.first
+    }
+
+    /// The node `raw` names.
+    ///
+    /// # Safety
+    /// `raw` came from a node of this list ([`NodeRef::raw`]).
+    pub(super) unsafe fn node(&self, raw: RawNode) -> NodeRef<'_> {
+        NodeRef {
+            ptr: raw.0,
+            _list: PhantomData,
+        }
+    }
+
+    /// Bytes of the arena the entries take, node headers and links included.
+    pub(super) fn used_bytes(&self) -> usize {
+        self.arena.used_bytes()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.first().next(0).is_none()
+    }
+
+    /// Adds an entry whose internal key is `key[0]` followed by `key[1]`; returns the bytes
+    /// it took. Safe to call from several threads at once. The key must not be in the list.
+    pub(super) fn insert(&self, ks: u32, head: u64, key: [&[u8]; 2], value: &[u8]) -> usize {
+        let before = self.arena.used_bytes();
+        let height = random_height();
+        let ptr = Self::write_node(&self.arena, height, ks, head, key, value);
+        let node = NodeRef {
+            ptr,
+            _list: PhantomData,
+        };
+        let top = self.height.fetch_max(height, Relaxed).max(height);
+        let probe = node.probe();
+        let mut prev = [self.first(); MAX_HEIGHT];
+        let mut next: [Option<NodeRef<'_>>; MAX_HEIGHT] = [None; MAX_HEIGHT];
+        let mut x = self.first();
+        for level in (0..top).rev() {
+            (prev[level], next[level]) = splice_at(x, &probe, level);
+            x = prev[level];
+        }
+        for level in 0..height {
+            loop {
+                let succ = next[level].map_or(ptr::null_mut(), |n| n.ptr.as_ptr());
+                node.link(level).store(succ, Relaxed);
+                let linked = prev[level].link(level).compare_exchange(
+                    succ,
+                    ptr.as_ptr(),
+                    Release,
+                    Acquire,
+                );
+                if linked.is_ok() {
+                    break;
+                }
+                // Another insert linked a node after `prev` at this level: search on from it.
+                (prev[level], next[level]) = splice_at(prev[level], &probe, level);
+            }
+        }
+        self.arena.used_bytes().saturating_sub(before)
+    }
+
+    /// The first entry at or after `p`.
+    pub(super) fn seek_ge(&self, p: &Probe<'_>) -> Option<NodeRef<'_>> {
+        let (_, next) = self.search(p, |o| o == Ordering::Less);
+        next
+    }
+
+    /// The last entry before `p`.
+    pub(super) fn seek_lt(&self, p: &Probe<'_>) -> Option<NodeRef<'_>> {
+        let (prev, _) = self.search(p, |o| o == Ordering::Less);
+        (!self.is_first(prev)).then_some(prev)
+    }
+
+    /// The last entry at or before `p`.
+    pub(super) fn seek_le(&self, p: &Probe<'_>) -> Option<NodeRef<'_>> {
+        let (prev, _) = self.search(p, |o| o != Ordering::Greater);
+        (!self.is_first(prev)).then_some(prev)
+    }
+
+    pub(super) fn front(&self) -> Option<NodeRef<'_>> {
+        self.first().next(0)
+    }
+
+    pub(super) fn back(&self) -> Option<NodeRef<'_>> {
+        let mut x = self.first();
+        for level in (0..self.height.load(Relaxed)).rev() {
+            while let Some(n) = x.next(level) {
+                x = n;
+            }
+        }
+        (!self.is_first(x)).then_some(x)
+    }
+
+    /// Descends from the top: the last node (or the start) whose order against `p` passes
+    /// `before`, and the node after it.
+    fn search(
+        &self,
+        p: &Probe<'_>,
+        before: impl Fn(Ordering) -> bool,
+    ) -> (NodeRef<'_>, Option<NodeRef<'_>>) {
+        let mut x = self.first();
+        let mut level = self.height.load(Relaxed).max(1) - 1;
+        loop {
+            match x.next(level) {
+                Some(n) if before(n.cmp(p)) => x = n,
+                n if level == 0 => return (x, n),
+                _ => level -= 1,
+            }
+        }
+    }
+}
+
+/// At one level, from `x` (which sorts before `p`) on: the last node before `p` and the one
+/// after it.
+fn splice_at<'a>(
+    mut x: NodeRef<'a>,
+    p: &Probe<'_>,
+    level: usize,
+) -> (NodeRef<'a>, Option<NodeRef<'a>>) {
+    loop {
+        match x.next(level) {
+            Some(n) if n.cmp(p) == Ordering::Less => x = n,
+            n => return (x, n),
+        }
+    }
+}
+
+/// 1 + the number of further levels, each reached with probability 1/4.
+fn random_height() -> usize {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            std::collections::hash_map::RandomState::new().build_hasher().finish() | 1,
+        );
+    }
+    let r = STATE.with(|s| {
+        // xorshift64: a few cycles, and never zero from a non-zero state.
+        let mut x = s.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        x
+    });
+    // Two trailing zero bits per level: each level with probability 1/4.
+    1 + ((r.trailing_zeros() / 2) as usize).min(MAX_HEIGHT - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::coding::head8;
+    use crate::types::{make_internal_key, user_key};
+
+    fn probe(ks: u32, ikey: &[u8]) -> Probe<'_> {
+        Probe {
+            ks,
+            head: head8(user_key(ikey)),
+            ikey,
+        }
+    }
+
+    fn add(l: &SkipList, ks: u32, ikey: &[u8], value: &[u8]) {
+        let (u, t) = ikey.split_at(ikey.len() - 8);
+        l.insert(ks, head8(u), [u, t], value);
+    }
+
+    /// Keys as the memtable orders them, for a `BTreeSet` model.
+    fn model_key(ks: u32, ikey: &[u8]) -> (u32, Vec<u8>, std::cmp::Reverse<u64>) {
+        let (u, t) = crate::types::split_internal(ikey).expect("internal key");
+        (ks, u.to_vec(), std::cmp::Reverse(t))
+    }
+
+    proptest::proptest! {
+        /// Every seek and walk answers as an ordered set of the same entries would.
+        #[test]
+        fn seeks_and_walks_match_an_ordered_set(
+            entries in proptest::collection::vec(
+                (0u32..3, proptest::collection::vec(0u8..4, 0..10), 1u64..6), 0..300),
+            probes in proptest::collection::vec(
+                (0u32..4, proptest::collection::vec(0u8..4, 0..10), 0u64..7), 1..40),
+        ) {
+            let l = SkipList::new();
+            let mut model = BTreeSet::new();
+            for (ks, k, seq) in &entries {
+                let ikey = make_internal_key(k, *seq, 1);
+                if model.insert(model_key(*ks, &ikey)) {
+                    add(&l, *ks, &ikey, &ikey);
+                }
+            }
+            let walked: Vec<_> = std::iter::successors(l.front(), |n| n.successor())
+                .map(|n| { assert_eq!(n.key(), n.value()); model_key(n.ks(), n.key()) })
+                .collect();
+            let want: Vec<_> = model.iter().cloned().collect();
+            proptest::prop_assert_eq!(&walked, &want);
+            proptest::prop_assert_eq!(l.back().map(|n| model_key(n.ks(), n.key())),
+                want.last().cloned());
+            for (ks, k, seq) in &probes {
+                let ikey = make_internal_key(k, *seq, 1);
+                let p = probe(*ks, &ikey);
+                let m = model_key(*ks, &ikey);
+                let got = |n: Option<NodeRef<'_>>| n.map(|n| model_key(n.ks(), n.key()));
+                proptest::prop_assert_eq!(got(l.seek_ge(&p)), model.range(m.clone()..).next().cloned());
+                proptest::prop_assert_eq!(got(l.seek_lt(&p)), model.range(..m.clone()).next_back().cloned());
+                proptest::prop_assert_eq!(got(l.seek_le(&p)), model.range(..=m.clone()).next_back().cloned());
+            }
+        }
+    }
+
+    /// Inserts from several threads, with readers walking the list meanwhile: every entry is
+    /// linked once, in order, and a reader never sees the order broken.
+    #[test]
+    fn concurrent_inserts_link_every_entry_in_order() {
+        let l = Arc::new(SkipList::new());
+        let threads = 4u64;
+        let per_thread = 20_000u64;
+        let writers: Vec<_> = (0..threads)
+            .map(|t| {
+                let l = Arc::clone(&l);
+                std::thread::spawn(move || {
+                    for i in 0..per_thread {
+                        // Interleaved keys, so threads insert next to each other's nodes.
+                        let key = (i * threads + t).wrapping_mul(0x9E37_79B9).to_be_bytes();
+                        add(&l, 0, &make_internal_key(&key, i + 1, 1), &t.to_le_bytes());
+                    }
+                })
+            })
+            .collect();
+        let reader = {
+            let l = Arc::clone(&l);
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    let keys: Vec<_> = std::iter::successors(l.front(), |n| n.successor())
+                        .map(|n| n.key().to_vec())
+                        .collect();
+                    assert!(keys.windows(2).all(|w| compare_internal(&w[0], &w[1]).is_lt()));
+                }
+            })
+        };
+        for w in writers {
+            w.join().expect("writer");
+        }
+        reader.join().expect("reader");
+        let n = std::iter::successors(l.front(), |n| n.successor()).count();
+        assert_eq!(n as u64, threads * per_thread);
+    }
+}
