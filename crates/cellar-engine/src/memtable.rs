@@ -28,11 +28,10 @@ use crate::iter::InternalIterator;
 use crate::manifest::RangeTombstone;
 use crate::memtable_filter::MemtableFilter;
 use crate::range_del::FragmentedTombstones;
+#[cfg(test)]
 use crate::sst::bloom::key_hash;
 use crate::sst::LookupResult;
-use crate::types::{
-    lookup_key, pack_trailer, split_internal, SeqNo, ValueKind, MAX_SEQ,
-};
+use crate::types::{lookup_key, pack_trailer, split_internal, SeqNo, ValueKind, MAX_SEQ};
 
 mod arena;
 mod skiplist;
@@ -174,11 +173,25 @@ impl Memtable {
         self.list.is_empty() && self.range_tombstones.lock().is_empty()
     }
 
+    #[cfg(test)]
     pub fn insert(&self, ks: u32, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) {
+        self.insert_hashed(ks, user_key, key_hash(user_key), seq, kind, value);
+    }
+
+    /// Adds an entry whose `user_key` has the `key_hash` `h`.
+    pub fn insert_hashed(
+        &self,
+        ks: u32,
+        user_key: &[u8],
+        h: u64,
+        seq: SeqNo,
+        kind: ValueKind,
+        value: &[u8],
+    ) {
         let trailer = pack_trailer(seq, kind as u8).to_le_bytes();
         // Before the entry is in the skiplist: a reader that can find it must pass the filter.
         if let Some(f) = &self.filter {
-            f.add(key_hash(user_key));
+            f.add(h);
         }
         let bytes = self
             .list
@@ -308,13 +321,11 @@ pub struct MemtableIterator {
 }
 
 /// The node `raw` names in `mem`'s list.
+#[allow(unsafe_code)] // a node pointer kept alive by the Arc next to it
 fn resolve(mem: &Memtable, raw: RawNode) -> NodeRef<'_> {
     // SAFETY: every `RawNode` a `MemtableIterator` holds came from its own memtable's list
     // (`keep`), and the iterator's `Arc` keeps that memtable alive while `mem` is borrowed.
-    #[allow(unsafe_code)] // a node pointer kept alive by the Arc next to it
-    unsafe {
-        mem.list.node(raw)
-    }
+    unsafe { mem.list.node(raw) }
 }
 
 /// `n` if it belongs to keyspace `ks`.

@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::log::{LogKind, LogWriter};
 use crate::memtable::Memtable;
 use crate::options::{Durability, WriteOptions};
+use crate::sst::bloom::key_hash;
 use crate::stats::Counters;
 use crate::types::{SeqNo, ValueKind};
 
@@ -59,22 +60,57 @@ pub(crate) struct WriteQueue {
 /// keyspaces dropped since they were logged (WAL replay).
 pub(crate) fn apply_ops<'a>(
     mem: &Memtable,
-    mut seq: SeqNo,
+    seq: SeqNo,
     ops: impl IntoIterator<Item = BatchOp<'a>>,
     live: &dyn Fn(u32) -> bool,
 ) {
-    for op in ops {
-        apply_op(mem, seq, op, live);
-        seq += 1;
+    insert_ops(mem, (seq..).zip(ops), live);
+}
+
+/// Inserts numbered ops in order. The memtable's key filter is set before an entry is
+/// linked (a reader that finds the entry must pass the filter), and its line is a random one
+/// of the filter: an atomic `or` there misses the cache and stalls the writer. So each op's
+/// line is prefetched while the op before it is inserted (docs/design/arena-memtable.md).
+fn insert_ops<'a>(
+    mem: &Memtable,
+    ops: impl IntoIterator<Item = (SeqNo, BatchOp<'a>)>,
+    live: &dyn Fn(u32) -> bool,
+) {
+    let mut ops = ops.into_iter().peekable();
+    let mut hash = ops.peek().and_then(|(_, op)| op_key_hash(op));
+    while let Some((seq, op)) = ops.next() {
+        let next = ops.peek().and_then(|(_, op)| op_key_hash(op));
+        if let Some(h) = next {
+            mem.prefetch(h);
+        }
+        apply_op(mem, seq, op, hash, live);
+        hash = next;
     }
 }
 
-fn apply_op(mem: &Memtable, seq: SeqNo, op: BatchOp<'_>, live: &dyn Fn(u32) -> bool) {
+/// The key hash a put or delete sets in the memtable's filter.
+fn op_key_hash(op: &BatchOp<'_>) -> Option<u64> {
+    match *op {
+        BatchOp::Put { key, .. } | BatchOp::Delete { key, .. } => Some(key_hash(key)),
+        _ => None,
+    }
+}
+
+fn apply_op(
+    mem: &Memtable,
+    seq: SeqNo,
+    op: BatchOp<'_>,
+    h: Option<u64>,
+    live: &dyn Fn(u32) -> bool,
+) {
+    let h = || h.unwrap_or_default();
     match op {
         BatchOp::Put { ks, key, value } if live(ks) => {
-            mem.insert(ks, key, seq, ValueKind::Put, value)
+            mem.insert_hashed(ks, key, h(), seq, ValueKind::Put, value)
         }
-        BatchOp::Delete { ks, key } if live(ks) => mem.insert(ks, key, seq, ValueKind::Delete, b""),
+        BatchOp::Delete { ks, key } if live(ks) => {
+            mem.insert_hashed(ks, key, h(), seq, ValueKind::Delete, b"")
+        }
         BatchOp::DeleteRange { ks, start, end } if live(ks) => {
             mem.add_range_tombstone(ks, start, end, seq)
         }
@@ -125,11 +161,8 @@ fn apply_ops_parallel(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
         .map(|(i, op)| (first_seq + i as u64, op))
         .collect();
     ops.par_sort_unstable_by(|a, b| op_position(&a.1).cmp(&op_position(&b.1)));
-    ops.par_chunks(PARALLEL_APPLY_CHUNK_OPS).for_each(|chunk| {
-        for &(seq, op) in chunk {
-            apply_op(mem, seq, op, &|_| true);
-        }
-    });
+    ops.par_chunks(PARALLEL_APPLY_CHUNK_OPS)
+        .for_each(|chunk| insert_ops(mem, chunk.iter().copied(), &|_| true));
 }
 
 impl Db {

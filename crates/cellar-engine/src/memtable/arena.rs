@@ -124,7 +124,17 @@ mod tests {
     #[test]
     fn allocations_are_aligned_disjoint_and_counted() {
         let a = Arena::new();
-        let sizes = [1, 7, 8, 24, 100, OWN_BLOCK_MIN_BYTES, 3 * BLOCK_BYTES, 5, 1000];
+        let sizes = [
+            1,
+            7,
+            8,
+            24,
+            100,
+            OWN_BLOCK_MIN_BYTES,
+            3 * BLOCK_BYTES,
+            5,
+            1000,
+        ];
         let mut spans = Vec::new();
         for (i, &n) in sizes.iter().enumerate() {
             let p = a.alloc(n);
@@ -136,7 +146,10 @@ mod tests {
         for &(start, n, fill) in &spans {
             // SAFETY: as above; every byte was written, and no later allocation overlapped.
             let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, n) };
-            assert!(bytes.iter().all(|&b| b == fill), "allocation {fill} overwritten");
+            assert!(
+                bytes.iter().all(|&b| b == fill),
+                "allocation {fill} overwritten"
+            );
         }
         let want: usize = sizes.iter().map(|n| n.next_multiple_of(ALIGN)).sum();
         assert_eq!(a.used_bytes(), want);

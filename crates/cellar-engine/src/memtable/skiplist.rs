@@ -24,8 +24,8 @@ use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 use std::mem::size_of;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Acquire, Ordering::Relaxed};
 use std::sync::atomic::Ordering::Release;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Acquire, Ordering::Relaxed};
 
 use super::arena::Arena;
 use crate::types::compare_internal;
@@ -233,11 +233,6 @@ impl SkipList {
         }
     }
 
-    /// Bytes of the arena the entries take, node headers and links included.
-    pub(super) fn used_bytes(&self) -> usize {
-        self.arena.used_bytes()
-    }
-
     pub(super) fn is_empty(&self) -> bool {
         self.first().next(0).is_none()
     }
@@ -252,7 +247,12 @@ impl SkipList {
             ptr,
             _list: PhantomData,
         };
-        let top = self.height.fetch_max(height, Relaxed).max(height);
+        // Read before writing: `fetch_max` is a locked compare-and-swap loop even when the
+        // height stays, and every inserting thread would take the line from the others.
+        let mut top = self.height.load(Relaxed);
+        if height > top {
+            top = self.height.fetch_max(height, Relaxed).max(height);
+        }
         let probe = node.probe();
         let mut prev = [self.first(); MAX_HEIGHT];
         let mut next: [Option<NodeRef<'_>>; MAX_HEIGHT] = [None; MAX_HEIGHT];
@@ -265,12 +265,10 @@ impl SkipList {
             loop {
                 let succ = next[level].map_or(ptr::null_mut(), |n| n.ptr.as_ptr());
                 node.link(level).store(succ, Relaxed);
-                let linked = prev[level].link(level).compare_exchange(
-                    succ,
-                    ptr.as_ptr(),
-                    Release,
-                    Acquire,
-                );
+                let linked =
+                    prev[level]
+                        .link(level)
+                        .compare_exchange(succ, ptr.as_ptr(), Release, Acquire);
                 if linked.is_ok() {
                     break;
                 }
@@ -431,20 +429,25 @@ mod tests {
         }
     }
 
-    /// Inserts from several threads, with readers walking the list meanwhile: every entry is
-    /// linked once, in order, and a reader never sees the order broken.
+    /// Inserts from several threads, with a reader walking the list meanwhile: every entry is
+    /// linked once, in order, and the reader never sees the order broken. (A plain store in
+    /// place of the compare-and-swap loses entries here.)
     #[test]
     fn concurrent_inserts_link_every_entry_in_order() {
         let l = Arc::new(SkipList::new());
         let threads = 4u64;
-        let per_thread = 20_000u64;
+        let per_thread = 100_000u64;
+        let start = Arc::new(std::sync::Barrier::new(threads as usize));
         let writers: Vec<_> = (0..threads)
             .map(|t| {
                 let l = Arc::clone(&l);
+                let start = Arc::clone(&start);
                 std::thread::spawn(move || {
+                    start.wait();
                     for i in 0..per_thread {
-                        // Interleaved keys, so threads insert next to each other's nodes.
-                        let key = (i * threads + t).wrapping_mul(0x9E37_79B9).to_be_bytes();
+                        // Interleaved ascending keys: every thread appends at the same
+                        // end of the list, where their links race.
+                        let key = (i * threads + t).to_be_bytes();
                         add(&l, 0, &make_internal_key(&key, i + 1, 1), &t.to_le_bytes());
                     }
                 })
@@ -457,7 +460,9 @@ mod tests {
                     let keys: Vec<_> = std::iter::successors(l.front(), |n| n.successor())
                         .map(|n| n.key().to_vec())
                         .collect();
-                    assert!(keys.windows(2).all(|w| compare_internal(&w[0], &w[1]).is_lt()));
+                    assert!(keys
+                        .windows(2)
+                        .all(|w| compare_internal(&w[0], &w[1]).is_lt()));
                 }
             })
         };
