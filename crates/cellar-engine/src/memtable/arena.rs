@@ -10,7 +10,6 @@
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use parking_lot::Mutex;
 
@@ -62,8 +61,6 @@ struct Blocks {
 /// arena is dropped.
 pub(super) struct Arena {
     blocks: Mutex<Blocks>,
-    /// Bytes handed out, padding to [`ALIGN`] included.
-    used: AtomicUsize,
 }
 
 // SAFETY: the blocks are plain memory owned by the arena; the cursor is only read and moved
@@ -81,14 +78,12 @@ impl Arena {
                 cursor: None,
                 left: 0,
             }),
-            used: AtomicUsize::new(0),
         }
     }
 
     /// `bytes` of uninitialized memory aligned to [`ALIGN`], valid until the arena drops.
     pub(super) fn alloc(&self, bytes: usize) -> NonNull<u8> {
         let bytes = bytes.max(1).next_multiple_of(ALIGN);
-        self.used.fetch_add(bytes, Relaxed);
         let mut b = self.blocks.lock();
         if bytes >= OWN_BLOCK_MIN_BYTES {
             let block = Block::new(bytes);
@@ -110,11 +105,6 @@ impl Arena {
         b.left -= bytes;
         ptr
     }
-
-    /// Bytes handed out so far.
-    pub(super) fn used_bytes(&self) -> usize {
-        self.used.load(Relaxed)
-    }
 }
 
 #[cfg(test)]
@@ -122,7 +112,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn allocations_are_aligned_disjoint_and_counted() {
+    fn allocations_are_aligned_and_disjoint() {
         let a = Arena::new();
         let sizes = [
             1,
@@ -151,7 +141,5 @@ mod tests {
                 "allocation {fill} overwritten"
             );
         }
-        let want: usize = sizes.iter().map(|n| n.next_multiple_of(ALIGN)).sum();
-        assert_eq!(a.used_bytes(), want);
     }
 }

@@ -27,7 +27,9 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering::Release;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Acquire, Ordering::Relaxed};
 
-use super::arena::Arena;
+use parking_lot::Mutex;
+
+use super::arena::{Arena, ALIGN};
 use crate::types::compare_internal;
 
 /// Levels of the tallest node. With a quarter of the nodes reaching each next level, 12
@@ -154,6 +156,22 @@ pub(super) struct SkipList {
     first: NonNull<Header>,
     /// The height of the tallest node inserted (searches start there).
     height: AtomicUsize,
+    /// Where the last insert that held this lock linked its node.
+    hint: Mutex<Splice>,
+}
+
+/// An insert's neighbours at every level up to `height`: `prev[i]` sorts before the node and
+/// `next[i]` (`None`: the end) after it. The next insert starts from the last one's splice
+/// when its key falls between the same neighbours at level 0, as keys arriving in order do:
+/// the splices of higher levels then bracket it too (each lies outside the one below), and
+/// the search from the top, a comparison per node passed on every level, is skipped. A
+/// neighbour may be stale (another thread linked a node since): the compare-and-swap that
+/// links the node then fails and the search goes on from `prev[i]`, as it does anyway.
+struct Splice {
+    prev: [RawNode; MAX_HEIGHT],
+    next: [Option<RawNode>; MAX_HEIGHT],
+    /// Levels recorded; 0 before the first insert.
+    height: usize,
 }
 
 // SAFETY: the list's memory is its arena's, and every shared mutation is an atomic link
@@ -170,6 +188,11 @@ impl SkipList {
             arena,
             first,
             height: AtomicUsize::new(1),
+            hint: Mutex::new(Splice {
+                prev: [RawNode(first); MAX_HEIGHT],
+                next: [None; MAX_HEIGHT],
+                height: 0,
+            }),
         }
     }
 
@@ -240,8 +263,8 @@ impl SkipList {
     /// Adds an entry whose internal key is `key[0]` followed by `key[1]`; returns the bytes
     /// it took. Safe to call from several threads at once. The key must not be in the list.
     pub(super) fn insert(&self, ks: u32, head: u64, key: [&[u8]; 2], value: &[u8]) -> usize {
-        let before = self.arena.used_bytes();
         let height = random_height();
+        let bytes = node_bytes(height, key[0].len() + key[1].len(), value.len());
         let ptr = Self::write_node(&self.arena, height, ks, head, key, value);
         let node = NodeRef {
             ptr,
@@ -254,13 +277,12 @@ impl SkipList {
             top = self.height.fetch_max(height, Relaxed).max(height);
         }
         let probe = node.probe();
-        let mut prev = [self.first(); MAX_HEIGHT];
-        let mut next: [Option<NodeRef<'_>>; MAX_HEIGHT] = [None; MAX_HEIGHT];
-        let mut x = self.first();
-        for level in (0..top).rev() {
-            (prev[level], next[level]) = splice_at(x, &probe, level);
-            x = prev[level];
-        }
+        // Threads inserting at once do not wait for the hint: all but one search.
+        let mut hint = self.hint.try_lock();
+        let (mut prev, mut next) = match hint.as_deref().and_then(|h| self.hinted(h, &probe, top)) {
+            Some(splice) => splice,
+            None => self.splice(&probe, top),
+        };
         for level in 0..height {
             loop {
                 let succ = next[level].map_or(ptr::null_mut(), |n| n.ptr.as_ptr());
@@ -276,7 +298,60 @@ impl SkipList {
                 (prev[level], next[level]) = splice_at(prev[level], &probe, level);
             }
         }
-        self.arena.used_bytes().saturating_sub(before)
+        if let Some(h) = hint.as_deref_mut() {
+            for level in 0..top {
+                let (p, n) = if level < height {
+                    (node, next[level])
+                } else {
+                    (prev[level], next[level])
+                };
+                h.prev[level] = p.raw();
+                h.next[level] = n.map(NodeRef::raw);
+            }
+            h.height = top;
+        }
+        bytes
+    }
+
+    /// The neighbours of `p` at every level below `top`, searched from the top.
+    fn splice(&self, p: &Probe<'_>, top: usize) -> (Neighbours<'_>, Successors<'_>) {
+        let mut prev = [self.first(); MAX_HEIGHT];
+        let mut next = [None; MAX_HEIGHT];
+        let mut x = self.first();
+        for level in (0..top).rev() {
+            (prev[level], next[level]) = splice_at(x, p, level);
+            x = prev[level];
+        }
+        (prev, next)
+    }
+
+    /// The last insert's splice, if it holds `p` at level 0 and covers every level below
+    /// `top` (see [`Splice`]).
+    fn hinted(
+        &self,
+        h: &Splice,
+        p: &Probe<'_>,
+        top: usize,
+    ) -> Option<(Neighbours<'_>, Successors<'_>)> {
+        if h.height != top {
+            return None;
+        }
+        // SAFETY: the hint only ever holds nodes of this list (`insert` writes it).
+        let node = |raw: RawNode| unsafe { self.node(raw) };
+        let before = node(h.prev[0]);
+        if !self.is_first(before) && before.cmp(p) != Ordering::Less {
+            return None;
+        }
+        if h.next[0].is_some_and(|n| node(n).cmp(p) == Ordering::Less) {
+            return None;
+        }
+        let mut prev = [self.first(); MAX_HEIGHT];
+        let mut next = [None; MAX_HEIGHT];
+        for level in 0..top {
+            prev[level] = node(h.prev[level]);
+            next[level] = h.next[level].map(node);
+        }
+        Some((prev, next))
     }
 
     /// The first entry at or after `p`.
@@ -328,6 +403,15 @@ impl SkipList {
             }
         }
     }
+}
+
+type Neighbours<'a> = [NodeRef<'a>; MAX_HEIGHT];
+type Successors<'a> = [Option<NodeRef<'a>>; MAX_HEIGHT];
+
+/// Bytes of a node of `height` links holding a key and a value of these lengths, as the
+/// arena hands them out.
+fn node_bytes(height: usize, key_len: usize, value_len: usize) -> usize {
+    (HEADER_BYTES + height * LINK_BYTES + key_len + value_len).next_multiple_of(ALIGN)
 }
 
 /// At one level, from `x` (which sorts before `p`) on: the last node before `p` and the one
@@ -401,9 +485,17 @@ mod tests {
                 (0u32..3, proptest::collection::vec(0u8..4, 0..10), 1u64..6), 0..300),
             probes in proptest::collection::vec(
                 (0u32..4, proptest::collection::vec(0u8..4, 0..10), 0u64..7), 1..40),
+            order in 0u8..3,
         ) {
             let l = SkipList::new();
             let mut model = BTreeSet::new();
+            let mut entries = entries;
+            // Random order, and in order and reversed, which the last insert's splice serves.
+            match order {
+                1 => entries.sort_by(|a, b| (a.0, &a.1, std::cmp::Reverse(a.2)).cmp(&(b.0, &b.1, std::cmp::Reverse(b.2)))),
+                2 => entries.sort_by(|a, b| (b.0, &b.1, std::cmp::Reverse(b.2)).cmp(&(a.0, &a.1, std::cmp::Reverse(a.2)))),
+                _ => {}
+            }
             for (ks, k, seq) in &entries {
                 let ikey = make_internal_key(k, *seq, 1);
                 if model.insert(model_key(*ks, &ikey)) {
