@@ -206,26 +206,39 @@ impl FamilyCursor {
                     continue;
                 }
             }
-            let versions = match &mut self.column {
-                Some((q, n)) if *q == self.qualifier => n,
-                column => {
-                    let (q, n) = column.insert((Vec::new(), 0));
-                    q.clone_from(&self.qualifier);
-                    n
-                }
-            };
             if self.ts >= self.max_ts {
                 self.next();
                 continue;
             }
-            if self.ts < self.min_ts || (self.max_versions != 0 && *versions >= self.max_versions) {
+            if self.ts < self.min_ts || self.column_is_full() {
                 self.skip_column();
                 continue;
             }
-            *versions += 1;
             self.pending_next = true;
             return true;
         }
+        false
+    }
+
+    /// Whether the current column has returned its `max_versions` already; otherwise counts
+    /// the current cell as one more of its versions. With every version wanted (0) nothing
+    /// is counted: the qualifier comparison per cell would only cost.
+    fn column_is_full(&mut self) -> bool {
+        if self.max_versions == 0 {
+            return false;
+        }
+        let versions = match &mut self.column {
+            Some((q, n)) if *q == self.qualifier => n,
+            column => {
+                let (q, n) = column.insert((Vec::new(), 0));
+                q.clone_from(&self.qualifier);
+                n
+            }
+        };
+        if *versions >= self.max_versions {
+            return true;
+        }
+        *versions += 1;
         false
     }
 
