@@ -18,9 +18,7 @@
 // Nodes are variable-sized records in arena memory, reached through raw pointers.
 #![allow(unsafe_code)]
 
-use std::cell::Cell;
 use std::cmp::Ordering;
-use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 use std::mem::size_of;
 use std::ptr::{self, NonNull};
@@ -260,10 +258,18 @@ impl SkipList {
         self.first().next(0).is_none()
     }
 
-    /// Adds an entry whose internal key is `key[0]` followed by `key[1]`; returns the bytes
-    /// it took. Safe to call from several threads at once. The key must not be in the list.
-    pub(super) fn insert(&self, ks: u32, head: u64, key: [&[u8]; 2], value: &[u8]) -> usize {
-        let height = random_height();
+    /// Adds an entry whose internal key is `key[0]` followed by `key[1]`, with a height drawn
+    /// from `seed` ([`height_of`]); returns the bytes it took. Safe to call from several
+    /// threads at once. The key must not be in the list.
+    pub(super) fn insert(
+        &self,
+        ks: u32,
+        head: u64,
+        key: [&[u8]; 2],
+        value: &[u8],
+        seed: u64,
+    ) -> usize {
+        let height = height_of(seed);
         let bytes = node_bytes(height, key[0].len() + key[1].len(), value.len());
         let ptr = Self::write_node(&self.arena, height, ks, head, key, value);
         let node = NodeRef {
@@ -429,24 +435,19 @@ fn splice_at<'a>(
     }
 }
 
-/// 1 + the number of further levels, each reached with probability 1/4.
-fn random_height() -> usize {
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new(
-            std::collections::hash_map::RandomState::new().build_hasher().finish() | 1,
-        );
-    }
-    let r = STATE.with(|s| {
-        // xorshift64: a few cycles, and never zero from a non-zero state.
-        let mut x = s.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.set(x);
-        x
-    });
+/// A node's height from a well-mixed 64-bit `seed`: 1 + the number of further levels, each
+/// reached with probability 1/4. The height comes from the entry (its key's hash and its
+/// sequence number, see `Memtable::insert_hashed`), not from a random generator, so the
+/// memtable's size after the same writes, and with it where flushes cut, is the same in
+/// every run.
+fn height_of(seed: u64) -> usize {
+    // SplitMix64's finalizer: every bit of the seed reaches the low bits counted below.
+    let mut z = seed;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
     // Two trailing zero bits per level: each level with probability 1/4.
-    1 + ((r.trailing_zeros() / 2) as usize).min(MAX_HEIGHT - 1)
+    1 + ((z.trailing_zeros() / 2) as usize).min(MAX_HEIGHT - 1)
 }
 
 #[cfg(test)]
@@ -468,7 +469,13 @@ mod tests {
 
     fn add(l: &SkipList, ks: u32, ikey: &[u8], value: &[u8]) {
         let (u, t) = ikey.split_at(ikey.len() - 8);
-        l.insert(ks, head8(u), [u, t], value);
+        l.insert(
+            ks,
+            head8(u),
+            [u, t],
+            value,
+            crate::sst::bloom::key_hash(ikey),
+        );
     }
 
     /// Keys as the memtable orders them, for a `BTreeSet` model.
