@@ -428,7 +428,13 @@ mod tests {
         let fill = || {
             let m = Memtable::new(1, 0);
             for i in 0..5000u32 {
-                m.insert(0, &i.to_be_bytes(), u64::from(i) + 1, ValueKind::Put, b"value");
+                m.insert(
+                    0,
+                    &i.to_be_bytes(),
+                    u64::from(i) + 1,
+                    ValueKind::Put,
+                    b"value",
+                );
             }
             m.approx_bytes()
         };
