@@ -6,27 +6,33 @@
 
 mod common;
 
-use std::process::Command;
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cellar-bench");
+
+/// Runs `cmd` and checks that it succeeded, showing its stderr if not.
+fn succeed(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
 
 #[test]
 fn growth_runs_each_size_and_reports_its_costs() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("growth.jsonl");
-    let out = Command::new(BIN)
-        .args(["growth", "--quick", "--engines", "cellar", "--benchmarks"])
-        .arg("fillrandom,readrandom_uncached")
-        .arg("--db-dir")
-        .arg(dir.path().join("db"))
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        Command::new(BIN)
+            .args(["growth", "--quick", "--engines", "cellar", "--benchmarks"])
+            .arg("fillrandom,readrandom_uncached")
+            .arg("--db-dir")
+            .arg(dir.path().join("db"))
+            .arg("--json")
+            .arg(&json),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -81,17 +87,12 @@ fn growth_runs_each_size_and_reports_its_costs() {
     );
 
     let report_dir = dir.path().join("report");
-    let out = Command::new(BIN)
-        .args(["report", "--json"])
-        .arg(&json)
-        .arg("--out")
-        .arg(report_dir.join("RESULTS.md"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        Command::new(BIN)
+            .args(["report", "--json"])
+            .arg(&json)
+            .arg("--out")
+            .arg(report_dir.join("RESULTS.md")),
     );
     let md = std::fs::read_to_string(report_dir.join("RESULTS.md")).unwrap();
     assert!(md.contains("Cost growth with the data"), "{md}");

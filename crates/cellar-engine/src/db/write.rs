@@ -103,13 +103,15 @@ fn apply_op(
     h: Option<u64>,
     live: &dyn Fn(u32) -> bool,
 ) {
-    let h = || h.unwrap_or_default();
+    // `h` is the key's hash whenever `insert_ops` computed one; hash here otherwise, never
+    // fall back to a made-up value (the filter would then hide the entry).
+    let hash = |key: &[u8]| h.unwrap_or_else(|| key_hash(key));
     match op {
         BatchOp::Put { ks, key, value } if live(ks) => {
-            mem.insert_hashed(ks, key, h(), seq, ValueKind::Put, value)
+            mem.insert_hashed(ks, key, hash(key), seq, ValueKind::Put, value)
         }
         BatchOp::Delete { ks, key } if live(ks) => {
-            mem.insert_hashed(ks, key, h(), seq, ValueKind::Delete, b"")
+            mem.insert_hashed(ks, key, hash(key), seq, ValueKind::Delete, b"")
         }
         BatchOp::DeleteRange { ks, start, end } if live(ks) => {
             mem.add_range_tombstone(ks, start, end, seq)

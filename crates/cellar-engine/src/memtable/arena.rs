@@ -57,6 +57,16 @@ struct Blocks {
     left: usize,
 }
 
+impl Blocks {
+    /// A new block of `bytes`, kept until the arena drops.
+    fn add(&mut self, bytes: usize) -> NonNull<u8> {
+        let block = Block::new(bytes);
+        let ptr = block.ptr;
+        self.all.push(block);
+        ptr
+    }
+}
+
 /// A bump allocator. Allocations are never freed one by one: the memory lives until the
 /// arena is dropped.
 pub(super) struct Arena {
@@ -86,19 +96,14 @@ impl Arena {
         let bytes = bytes.max(1).next_multiple_of(ALIGN);
         let mut b = self.blocks.lock();
         if bytes >= OWN_BLOCK_MIN_BYTES {
-            let block = Block::new(bytes);
-            let ptr = block.ptr;
-            b.all.push(block);
-            return ptr;
+            return b.add(bytes);
         }
-        if b.left < bytes {
-            let block = Block::new(BLOCK_BYTES);
-            b.cursor = Some(block.ptr);
-            b.left = BLOCK_BYTES;
-            b.all.push(block);
-        }
-        let Some(ptr) = b.cursor else {
-            unreachable!("a shared block was just installed")
+        let ptr = match b.cursor {
+            Some(p) if b.left >= bytes => p,
+            _ => {
+                b.left = BLOCK_BYTES;
+                b.add(BLOCK_BYTES)
+            }
         };
         // SAFETY: `bytes <= left`, so the cursor moves to at most one past the block's end.
         b.cursor = Some(unsafe { ptr.add(bytes) });

@@ -63,7 +63,7 @@ pub(super) struct NodeRef<'a> {
 
 /// A node pointer without the list's lifetime, for a cursor that keeps its list alive by
 /// other means (see [`SkipList::node`]).
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub(super) struct RawNode(NonNull<Header>);
 
 // SAFETY: a published node is immutable except for its atomic links; the pointer is only
