@@ -261,6 +261,11 @@ pub struct Options {
     /// (`sync_file_range`), so the `fdatasync` at a memtable switch or a `Sync` write finds
     /// little left to write. Durability is unchanged. 0: leave it to the kernel.
     pub wal_writeback_bytes: u64,
+    /// Every this many bytes of an SST written (flush or compaction output), ask the OS to
+    /// start writing them to the disk, so the `fdatasync` that ends the file finds little
+    /// left to write and the flush is not held up by it (docs/design/sst-writeback.md).
+    /// Durability is unchanged. 0: leave it to the kernel.
+    pub sst_writeback_bytes: u64,
     /// The WAL reserves its file's space this many bytes ahead of its records (at most
     /// `memtable_size_bytes`: a WAL holds about one memtable), so a `Sync` write's
     /// `fdatasync` does not also have to commit a new file size (one journal write fewer on
@@ -311,6 +316,7 @@ impl Default for Options {
             target_file_size_bytes: 64 << 20,
             wal_buffer_bytes: 64 << 10,
             wal_writeback_bytes: 1 << 20,
+            sst_writeback_bytes: 1 << 20,
             wal_preallocate_bytes: 1 << 20,
             multi_get_threads: 32,
             background_work: true,

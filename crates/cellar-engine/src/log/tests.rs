@@ -5,6 +5,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::error::{Error, Result};
+use crate::vfs::hints::{assert_contiguous, HintRecorder, Hints};
 use crate::vfs::{FaultVfs, IoKind, MemVfs, Vfs};
 
 fn path() -> PathBuf {
@@ -332,38 +333,6 @@ fn mask_round_trips() {
     assert_eq!(record_crc([0; 4], &[]), 0x3a11_7ba6);
 }
 
-/// Passes everything through to a MemVfs file and records the writeback hints it gets;
-/// fails them when `fail` is set.
-type Hints = Arc<parking_lot::Mutex<Vec<(u64, u64)>>>;
-
-struct HintRecorder {
-    inner: Box<dyn crate::vfs::WritableFile>,
-    hints: Hints,
-    fail: bool,
-}
-
-impl crate::vfs::WritableFile for HintRecorder {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.inner.append(data)
-    }
-    fn sync(&mut self) -> Result<()> {
-        self.inner.sync()
-    }
-    fn start_writeback(&mut self, offset: u64, len: u64) -> Result<()> {
-        if self.fail {
-            return Err(Error::io(
-                "hinted",
-                std::io::Error::other("injected writeback failure"),
-            ));
-        }
-        self.hints.lock().push((offset, len));
-        Ok(())
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-}
-
 fn hinted_writer(fail: bool) -> Result<(LogWriter, Hints)> {
     let hints = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let file = HintRecorder {
@@ -392,16 +361,8 @@ fn writeback_hints_cover_flushed_bytes_once_per_threshold() -> Result<()> {
     }
     let got = hints.lock().clone();
     assert!(got.len() >= 5, "{got:?}");
-    assert_eq!(got[0].0, 0, "the first hint starts at the file's start");
-    for pair in got.windows(2) {
-        assert_eq!(
-            pair[0].0 + pair[0].1,
-            pair[1].0,
-            "hints are contiguous: {got:?}"
-        );
-    }
+    assert_contiguous(&got, 0, 1000);
     let end = got.last().map_or(0, |(o, l)| o + l);
-    assert!(got.iter().all(|&(_, l)| l >= 1000), "{got:?}");
     assert!(end <= w.flushed_size() && w.flushed_size() - end < 1000 + 160);
 
     // After a sync, hints start where it ended.

@@ -39,6 +39,10 @@ pub struct SstBuilder {
     bloom: Option<BloomBuilder>,
     /// Bytes of the file so far, buffered or not.
     offset: u64,
+    /// Bytes handed to the OS (`offset` less what `out` holds) and, of those, the end of
+    /// the last range the OS was asked to write back.
+    appended: u64,
+    written_back: u64,
     out: Vec<u8>,
     /// The last flushed data block waits for the next key to choose its separator.
     pending: Option<BlockHandle>,
@@ -68,6 +72,8 @@ impl SstBuilder {
         props.min_seq = u64::MAX;
         SstBuilder {
             offset: file.len(),
+            appended: file.len(),
+            written_back: file.len(),
             file,
             data: BlockBuilder::new(opts.block_restart_interval),
             index: BlockBuilder::new(1),
@@ -292,10 +298,20 @@ impl SstBuilder {
         Ok((handle, used))
     }
 
+    /// Hands the buffered bytes to the OS, and every `writeback_bytes` asks it to start
+    /// writing them to the disk: the disk then writes while the file is built, and the
+    /// `fdatasync` that ends it waits for the last stretch only.
     fn flush_out(&mut self) -> Result<()> {
         if !self.out.is_empty() {
             self.file.append(&self.out)?;
+            self.appended += self.out.len() as u64;
             self.out.clear();
+        }
+        let pending = self.appended - self.written_back;
+        let every = self.opts.writeback_bytes;
+        if every > 0 && pending >= every {
+            self.file.start_writeback(self.written_back, pending)?;
+            self.written_back = self.appended;
         }
         Ok(())
     }

@@ -69,6 +69,8 @@ pub struct SstOptions {
     pub bloom_bits_per_key: u32,
     /// Target size of one index partition; 0 never partitions (see `Options`).
     pub index_partition_bytes: usize,
+    /// Bytes written between writeback hints; 0: none (see `Options::sst_writeback_bytes`).
+    pub writeback_bytes: u64,
 }
 
 impl SstOptions {
@@ -79,6 +81,7 @@ impl SstOptions {
             compression: o.compression,
             bloom_bits_per_key: o.bloom_bits_per_key,
             index_partition_bytes: o.index_partition_bytes,
+            writeback_bytes: o.sst_writeback_bytes,
         }
     }
 }
@@ -92,6 +95,7 @@ impl SstOptions {
             compression: ks.compression.unwrap_or(o.compression),
             bloom_bits_per_key: ks.bloom_bits_per_key.unwrap_or(o.bloom_bits_per_key),
             index_partition_bytes: o.index_partition_bytes,
+            writeback_bytes: o.sst_writeback_bytes,
         }
     }
 }

@@ -105,6 +105,7 @@ pub(super) fn opts(
         compression,
         bloom_bits_per_key: bloom,
         index_partition_bytes: 0,
+        writeback_bytes: 0,
     }
 }
 
@@ -537,4 +538,55 @@ fn iterator_is_static_and_send() {
         collect_forward(&mut it)
     });
     assert_eq!(handle.join().expect("thread"), entries);
+}
+
+/// The builder asks the OS to write back what it appended, in order and once per threshold,
+/// without changing a byte of the file; a failed request fails the build.
+#[test]
+fn writeback_hints_cover_the_file_once_per_threshold() {
+    use crate::vfs::hints::{assert_contiguous, HintRecorder};
+    let entries = random_entries(&mut StdRng::seed_from_u64(7), 3000);
+    let plain = opts(Compression::None, 10, 512, 4);
+    let (expected, _) = build(&entries, plain.clone());
+
+    let hinted = |every: u64, fail: bool| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let hints = Arc::new(Mutex::new(Vec::new()));
+        let file = HintRecorder {
+            inner: Box::new(MemWritable(buf.clone())),
+            hints: hints.clone(),
+            fail,
+        };
+        let o = SstOptions {
+            writeback_bytes: every,
+            ..plain.clone()
+        };
+        let mut b = SstBuilder::new(Box::new(file), o);
+        let built = entries
+            .iter()
+            .try_for_each(|(k, v)| b.add(k, v))
+            .and_then(|()| b.finish());
+        let got = hints.lock().clone();
+        let bytes = buf.lock().clone();
+        (built, got, bytes)
+    };
+
+    let (built, got, bytes) = hinted(0, false);
+    assert!(built.is_ok() && got.is_empty(), "{got:?}");
+    assert_eq!(bytes, expected);
+
+    let every = 100 << 10;
+    let (built, got, bytes) = hinted(every, false);
+    assert!(built.is_ok());
+    assert_eq!(bytes, expected, "hints change no byte");
+    assert!(
+        bytes.len() as u64 > 3 * every,
+        "a file of several thresholds"
+    );
+    assert_contiguous(&got, 0, every);
+    let end = got.last().map_or(0, |(o, l)| o + l);
+    assert!(end <= bytes.len() as u64 && bytes.len() as u64 - end < 2 * every);
+
+    let (built, _, _) = hinted(every, true);
+    assert!(built.is_err(), "a failed writeback request fails the build");
 }

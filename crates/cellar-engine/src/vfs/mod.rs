@@ -13,6 +13,8 @@ use std::sync::Arc;
 use crate::error::Result;
 
 mod fault;
+#[cfg(test)]
+pub(crate) mod hints;
 mod mem;
 mod real;
 
