@@ -48,7 +48,6 @@ pub struct SstBuilder {
     pending: Option<BlockHandle>,
     last_key: Vec<u8>,
     props: Properties,
-    scratch: Vec<u8>,
     /// Stops trying to compress data blocks while they do not compress.
     compress_skip: CompressionSkip,
 }
@@ -87,7 +86,6 @@ impl SstBuilder {
             pending: None,
             last_key: Vec::new(),
             props,
-            scratch: Vec::new(),
             compress_skip: CompressionSkip::default(),
         }
     }
@@ -285,11 +283,11 @@ impl SstBuilder {
         raw: &[u8],
         codec: Compression,
     ) -> Result<(BlockHandle, Compression)> {
-        let used = compress_block(raw, codec, &mut self.scratch);
-        let handle = BlockHandle::new(self.offset, self.scratch.len() as u64);
-        self.out.extend_from_slice(&self.scratch);
+        let start = self.out.len();
+        let used = compress_block(raw, codec, &mut self.out);
+        let handle = BlockHandle::new(self.offset, (self.out.len() - start) as u64);
+        let crc = mask_crc(block_crc(&self.out[start..], used as u8));
         self.out.push(used as u8);
-        let crc = mask_crc(block_crc(&self.scratch, used as u8));
         self.out.extend_from_slice(&crc.to_le_bytes());
         self.offset = handle.end();
         if self.out.len() >= WRITE_BUFFER {

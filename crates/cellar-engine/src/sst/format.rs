@@ -85,16 +85,25 @@ pub fn block_crc(payload: &[u8], ty: u8) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(payload), &[ty])
 }
 
-/// Compresses `raw` into `out` and returns the codec actually used: compressed payloads are
-/// `varint uncompressed_len ++ codec output`, kept only if they save at least 1/8.
+/// Appends the payload of block `raw` to `out` and returns the codec it is stored with:
+/// compressed payloads are `varint uncompressed_len ++ codec output`, kept only if they save
+/// at least 1/8; otherwise the payload is `raw` itself. LZ4 writes straight into `out` (the
+/// SST builder's write buffer), not through a vector of its own.
 pub fn compress_block(raw: &[u8], codec: Compression, out: &mut Vec<u8>) -> Compression {
-    out.clear();
+    let start = out.len();
     let compressed = match codec {
         Compression::None => None,
         Compression::Lz4 => {
             coding::put_varint(out, raw.len() as u64);
-            out.extend_from_slice(&lz4_flex::block::compress(raw));
-            Some(codec)
+            let at = out.len();
+            out.resize(at + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
+            match lz4_flex::block::compress_into(raw, &mut out[at..]) {
+                Ok(n) => {
+                    out.truncate(at + n);
+                    Some(codec)
+                }
+                Err(_) => None,
+            }
         }
         Compression::Zstd => {
             coding::put_varint(out, raw.len() as u64);
@@ -108,9 +117,9 @@ pub fn compress_block(raw: &[u8], codec: Compression, out: &mut Vec<u8>) -> Comp
         }
     };
     match compressed {
-        Some(c) if out.len() <= raw.len() - raw.len() / 8 => c,
+        Some(c) if out.len() - start <= raw.len() - raw.len() / 8 => c,
         _ => {
-            out.clear();
+            out.truncate(start);
             out.extend_from_slice(raw);
             Compression::None
         }
@@ -469,12 +478,13 @@ mod tests {
                 (x >> 32) as u8
             })
             .collect();
-        let mut out = Vec::new();
+        let mut out = b"before".to_vec();
         assert_eq!(
             compress_block(&noise, Compression::Lz4, &mut out),
             Compression::None
         );
-        assert_eq!(out, noise);
+        assert_eq!(out[..6], *b"before", "what `out` held stays");
+        assert_eq!(out[6..], noise);
     }
 
     #[test]
