@@ -118,6 +118,16 @@ pub fn wal(path: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
                 continue;
             }
         };
+        if b.count == 0 && b.ops.is_empty() {
+            writeln!(
+                out,
+                "record #{i} offset {offset} length {}: synced-predecessors record at seq {} \
+                 (every older WAL was synced whole before it)",
+                payload.len(),
+                b.seq
+            )?;
+            continue;
+        }
         writeln!(
             out,
             "record #{i} offset {offset} length {}: first seq {}, {}",

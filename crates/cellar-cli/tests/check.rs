@@ -186,7 +186,8 @@ fn flipped_byte_in_a_middle_wal_record_is_reported() {
     let wal = files_with_ext(&dir, "wal").remove(0);
     let bytes = std::fs::read(&wal).expect("read");
     let log = read_log(&bytes, &wal, LogKind::Wal, TailPolicy::Strict).expect("log");
-    assert_eq!(log.records.len(), 3);
+    // Three writes, then the synced-predecessors record of `close`.
+    assert_eq!(log.records.len(), 4);
     let rec = &log.records[1];
     flip_byte(&wal, rec.payload.start as u64 + 3);
 
@@ -219,7 +220,7 @@ fn torn_tail_of_the_newest_wal_is_a_warning() {
     let wal = files_with_ext(&dir, "wal").remove(0);
     let bytes = std::fs::read(&wal).expect("read");
     let log = read_log(&bytes, &wal, LogKind::Wal, TailPolicy::Strict).expect("log");
-    let last = log.records[2].offset;
+    let last = log.records[3].offset;
     let len = bytes.len() as u64;
     let f = std::fs::OpenOptions::new()
         .write(true)
@@ -241,7 +242,7 @@ fn torn_tail_of_the_newest_wal_is_a_warning() {
 
     let o = cellar(&["inspect", "wal", wal.to_str().expect("utf-8")]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stdout(&o).contains("records: 2"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("records: 3"), "{}", stdout(&o));
     let torn = format!(
         "torn tail: {} bytes dropped at offset {last}",
         len - 5 - last

@@ -259,7 +259,9 @@ pub struct Options {
     pub wal_buffer_bytes: usize,
     /// Every this many WAL bytes handed to the OS, ask it to start writing them to the disk
     /// (`sync_file_range`), so the `fdatasync` at a memtable switch or a `Sync` write finds
-    /// little left to write. Durability is unchanged. 0: leave it to the kernel.
+    /// little left to write. Durability is unchanged. In a directory database it applies
+    /// from the first sync on (before it, WALs stay off the disk: docs/durability.md,
+    /// "Switching WALs"). 0: leave it to the kernel.
     pub wal_writeback_bytes: u64,
     /// Every this many bytes of an SST written (flush or compaction output), ask the OS to
     /// start writing them to the disk, so the `fdatasync` that ends the file finds little
@@ -269,9 +271,9 @@ pub struct Options {
     /// The WAL reserves its file's space this many bytes ahead of its records (at most
     /// `memtable_size_bytes`: a WAL holds about one memtable), so a `Sync` write's
     /// `fdatasync` does not also have to commit a new file size (one journal write fewer on
-    /// ext4; docs/durability.md). Older WALs are cut
-    /// back to their last record when their memtable is frozen. 0: grow the file with each
-    /// write.
+    /// ext4; docs/durability.md). Older WALs are cut back to their last record when their
+    /// memtable is frozen. In a directory database it applies from the first sync on, like
+    /// `wal_writeback_bytes`. 0: grow the file with each write.
     pub wal_preallocate_bytes: u64,
     /// Threads that serve one `multi_get` in parallel (contiguous runs of its sorted keys).
     /// More threads than cores pays off when lookups wait on the disk: the device serves

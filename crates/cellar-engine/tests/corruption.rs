@@ -418,6 +418,18 @@ fn record_spans(bytes: &[u8]) -> Vec<(u64, u64)> {
     spans
 }
 
+/// The spans of `record_spans` that hold writes: without the synced-predecessors record (an
+/// empty batch: a 12-byte payload with count 0) that a WAL's first sync adds.
+fn batch_spans(bytes: &[u8]) -> Vec<(u64, u64)> {
+    record_spans(bytes)
+        .into_iter()
+        .filter(|&(start, end)| {
+            let payload = &bytes[start as usize + 8..end as usize];
+            !(payload.len() == 12 && payload[8..12] == [0, 0, 0, 0])
+        })
+        .collect()
+}
+
 fn newest(files: &[(PathBuf, u64)]) -> (PathBuf, u64) {
     files
         .iter()
@@ -446,7 +458,8 @@ fn newest_wal_bit_flips_are_detected() {
     let base = build_base();
     let wal = newest(&files_of(&base.image, |n| n.ends_with(".wal")));
     let bytes = base.image.file_contents(&wal.0).expect("wal");
-    assert_eq!(record_spans(&bytes).len(), base.wal_batches.len());
+    assert_eq!(batch_spans(&bytes).len(), base.wal_batches.len());
+    assert_eq!(record_spans(&bytes).len(), base.wal_batches.len() + 1);
     let problems = flip_each(&base, &[wal], |_, _| false, |_, _| Vec::new());
     report("newest WAL", &problems);
 }
@@ -467,7 +480,7 @@ fn newest_wal_with_reserved_space_flips_are_detected() {
         cellar_engine::tools::log::TailPolicy::TolerateTornTail,
     )
     .expect("reads");
-    assert_eq!(log.records.len(), base.wal_batches.len());
+    assert_eq!(log.records.len(), base.wal_batches.len() + 1);
     let records_end = usize::try_from(log.valid_len).expect("fits");
     assert!(bytes.len() > records_end, "no space reserved");
     assert!(bytes[records_end..].iter().all(|&b| b == 0));
@@ -484,8 +497,6 @@ fn newest_wal_with_reserved_space_flips_are_detected() {
 fn newest_wal_truncation_drops_only_the_cut_records() {
     let base = build_base();
     let wal = newest(&files_of(&base.image, |n| n.ends_with(".wal")));
-    let bytes = base.image.file_contents(&wal.0).expect("wal");
-    let spans = record_spans(&bytes);
     // The state after each number of whole batches. Before phase 3 is what the SSTs hold:
     // what a copy whose WAL is cut to its header opens with.
     let img = base.image.process_crash_clone();
@@ -504,12 +515,28 @@ fn newest_wal_truncation_drops_only_the_cut_records() {
         states.push(st.clone());
     }
     assert_eq!(states.last(), Some(&base.model));
+    let problems = cut_everywhere(&base.image, &wal.0, &states, &base.model, &base.keys);
+    report("newest WAL truncated", &problems);
+}
+
+/// Opens copies of `image` with `wal` cut at every length past its header: each must hold
+/// `states[n]`, `n` being the number of whole batches left in `wal`.
+fn cut_everywhere(
+    image: &MemVfs,
+    wal: &Path,
+    states: &[Model],
+    model: &Model,
+    keys: &[Vec<u8>],
+) -> Vec<String> {
+    let bytes = image.file_contents(wal).expect("wal");
+    let spans = batch_spans(&bytes);
+    assert_eq!(spans.len(), states.len() - 1);
     let mut problems = Vec::new();
     for cut in 16..bytes.len() as u64 {
         let whole = spans.iter().filter(|(_, end)| *end <= cut).count();
-        let img = base.image.process_crash_clone();
-        img.truncate(&wal.0, cut).expect("truncate");
-        match read_everything(img, &base.model, &base.keys) {
+        let img = image.process_crash_clone();
+        img.truncate(wal, cut).expect("truncate");
+        match read_everything(img, model, keys) {
             Outcome::Data(m) if m == states[whole] => {}
             Outcome::Data(m) => problems.push(format!(
                 "cut at {cut}: {} keys, expected the first {whole} batches",
@@ -519,7 +546,7 @@ fn newest_wal_truncation_drops_only_the_cut_records() {
             Outcome::Bad(why) => problems.push(format!("cut at {cut}: {why}")),
         }
     }
-    report("newest WAL truncated", &problems);
+    problems
 }
 
 /// WALs older than the manifest's log number are leftovers (their removal was not yet
@@ -646,16 +673,22 @@ struct TwoWals {
     keys: Vec<Vec<u8>>,
 }
 
-fn build_two_wals() -> TwoWals {
+/// A database whose `N` buffered writes are compacted into SSTs, its WAL empty.
+fn compacted_db() -> (MemVfs, Db, Model) {
     let mem = MemVfs::new();
     let db = Db::open(DB, opts(mem.clone())).expect("open");
-    let ks = db.default_keyspace();
     let mut model = Model::new();
     for i in 0..N {
         let v = format!("one-{i}-{}", noise(i, 12)).into_bytes();
         write(&db, &mut model, &[Op::Put(key(i), v)], Durability::Buffered);
     }
-    db.compact_range(&ks, None, None).expect("compact");
+    db.compact_range(&db.default_keyspace(), None, None)
+        .expect("compact");
+    (mem, db, model)
+}
+
+fn build_two_wals() -> TwoWals {
+    let (mem, db, mut model) = compacted_db();
     for j in 0..8u32 {
         let ops = vec![
             Op::Put(key(j * 17), format!("x-{j}").into_bytes()),
@@ -748,6 +781,105 @@ fn newer_of_two_wals_bit_flips_are_detected() {
         |_, _| Vec::new(),
     );
     report("newer of two WALs", &problems);
+}
+
+// ---------------------------------------------------------------------------------------
+// An older WAL cut short. A WAL frozen before the database ever synced is not synced at
+// the switch (docs/durability.md, "Switching WALs"), so a power loss can cut an older WAL
+// as well as the newest. Built like `build_two_wals`, with writes that ask for no sync in
+// the older WAL.
+
+struct Chain {
+    image: MemVfs,
+    older: PathBuf,
+    newer: PathBuf,
+    /// The state after each number of the older WAL's batches (0 ..= all).
+    states: Vec<Model>,
+    /// The state with both WALs replayed.
+    model: Model,
+    keys: Vec<Vec<u8>>,
+}
+
+/// `newer_synced`: the newer WAL's writes are `Sync` (so its first sync wrote the
+/// synced-predecessors record); otherwise `Flush`.
+fn build_chain(newer_synced: bool) -> Chain {
+    let (mem, db, mut model) = compacted_db();
+    let mut states = vec![model.clone()];
+    for j in 0..6u32 {
+        let ops = vec![
+            Op::Put(key(j * 23 + 3), format!("older-{j}").into_bytes()),
+            Op::Delete(key(j * 23 + 9)),
+        ];
+        write(&db, &mut model, &ops, Durability::Flush);
+        states.push(model.clone());
+    }
+    // Everything handed to the OS so far, the older WAL whole.
+    let image = mem.process_crash_clone();
+    let older = newest(&files_of(&image, |n| n.ends_with(".wal"))).0;
+    db.flush().expect("flush");
+    let durability = if newer_synced {
+        Durability::Sync
+    } else {
+        Durability::Flush
+    };
+    for j in 0..4u32 {
+        let ops = vec![Op::Put(key(j * 31 + 5), format!("newer-{j}").into_bytes())];
+        write(&db, &mut model, &ops, durability);
+    }
+    let newer = newest(&files_of(&mem, |n| n.ends_with(".wal"))).0;
+    assert!(newer > older);
+    let bytes = mem.file_contents(&newer).expect("newer wal");
+    drop(db);
+    let mut f = image.create(&newer).expect("create");
+    f.append(&bytes).expect("append");
+    f.sync().expect("sync");
+    image.sync_dir(Path::new(DB)).expect("sync dir");
+    Chain {
+        image,
+        older,
+        newer,
+        states,
+        model,
+        keys: (0..N + 20).map(key).collect(),
+    }
+}
+
+#[test]
+fn chain_image_recovers_both_wals() {
+    for synced in [false, true] {
+        let t = build_chain(synced);
+        let outcome = read_everything(t.image.process_crash_clone(), &t.model, &t.keys);
+        judge(Path::new("none"), outcome, &t.model, &[]).expect("undamaged chain");
+    }
+}
+
+/// Cut anywhere, at a record boundary or inside a record, an older WAL that was never
+/// synced ends the replay there: the state is the older WAL's whole batches, and nothing of
+/// the newer WAL, whose writes were never synced either.
+#[test]
+fn older_wal_cut_short_stops_replay_at_the_cut() {
+    let t = build_chain(false);
+    let problems = cut_everywhere(&t.image, &t.older, &t.states, &t.model, &t.keys);
+    report("older WAL cut short", &problems);
+}
+
+/// The newer WAL's first sync synced the older WAL whole first, and recorded that: a cut in
+/// the older WAL is then damage, reported as corruption naming one of the two WALs.
+#[test]
+fn older_wal_cut_short_under_a_synced_newer_wal_is_corruption() {
+    let t = build_chain(true);
+    let len = t.image.file_size(&t.older).expect("older");
+    let mut problems = Vec::new();
+    for cut in 16..len {
+        let img = t.image.process_crash_clone();
+        img.truncate(&t.older, cut).expect("truncate");
+        match Db::open(DB, opts(img)) {
+            Err(Error::Corruption { file, .. }) if file == t.older || file == t.newer => {}
+            Err(e) => problems.push(format!("cut at {cut}: {e}")),
+            Ok(_) => problems.push(format!("cut at {cut}: opened")),
+        }
+    }
+    report("older WAL cut short under a synced newer WAL", &problems);
 }
 
 // ---------------------------------------------------------------------------------------

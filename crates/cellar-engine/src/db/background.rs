@@ -65,7 +65,8 @@ fn wal_tick_loop(inner: &DbInner) {
         }
         let mut wal = inner.wal.lock();
         if wal.writer.has_unsynced() {
-            if let Err(e) = wal.writer.sync() {
+            let next = wal.last_seq + 1;
+            if let Err(e) = wal.sync(&inner.opts, next) {
                 drop(wal);
                 inner.poison(&e);
             }

@@ -127,6 +127,7 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
         Some(&mem),
     )?;
     let _ = inner.wal_vfs.remove(&inner.wal_path(mem.wal_number()));
+    inner.wal.lock().forget_through(mem.wal_number());
     Counters::add(&inner.counters.flushes, 1);
     Counters::add(&inner.counters.flush_bytes, bytes);
     Ok(true)

@@ -140,7 +140,7 @@ impl Db {
         let logged = wal
             .writer
             .add_record(marker.encode_with_seq(g))
-            .and_then(|_| wal.writer.sync());
+            .and_then(|_| wal.sync(&inner.opts, g + 1));
         if let Err(e) = logged {
             inner.poison(&e);
             return Err(e);

@@ -18,7 +18,10 @@ mod open_objects;
 mod read;
 mod version_set;
 mod visibility;
+mod wal;
 mod write;
+
+pub(crate) use wal::WalState;
 
 pub use location::object_store_url;
 
@@ -58,13 +61,6 @@ impl SuperVersion {
     pub fn memtables(&self) -> impl Iterator<Item = &Arc<Memtable>> {
         std::iter::once(&self.mem).chain(self.imms.iter())
     }
-}
-
-pub(crate) struct WalState {
-    pub writer: LogWriter,
-    pub number: u64,
-    /// Last sequence number handed out (may be ahead of what readers see).
-    pub last_seq: SeqNo,
 }
 
 /// Where manifest changes go.
@@ -290,7 +286,9 @@ impl Db {
     pub fn close(self) -> Result<()> {
         let r = {
             let mut wal = self.inner.wal.lock();
-            wal.writer.finish()
+            let next = wal.last_seq + 1;
+            wal.sync(&self.inner.opts, next)
+                .and_then(|()| wal.writer.finish())
         };
         drop(self.guard);
         r

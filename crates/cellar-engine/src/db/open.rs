@@ -155,7 +155,7 @@ fn open_directory(dir: &Path, opts: Options) -> Result<DbInner> {
     meta.last_sequence = last_seq;
     meta.next_file_number = next_file.load(Ordering::SeqCst);
     let manifest_writer = write_new_manifest(&*vfs, dir, &meta, manifest_number)?;
-    let wal_writer = create_wal(&*vfs, dir, &opts, wal_number)?;
+    let wal_writer = create_wal(&*vfs, dir, wal_number)?;
 
     let mut open_files = HashMap::new();
     let version = Version::build(&meta, &mut open_files, &mut |f| {
@@ -219,11 +219,12 @@ pub(super) fn assemble(o: Opened) -> Result<DbInner> {
         sv: RwLock::new(Arc::new(sv)),
         last_visible: VisibleSeq::new(o.last_seq),
         next_file_number: AtomicU64::new(o.next_file),
-        wal: Mutex::new(WalState {
-            writer: o.wal_writer,
-            number: o.wal_number,
-            last_seq: o.last_seq,
-        }),
+        wal: Mutex::new(WalState::new(
+            o.wal_writer,
+            o.wal_number,
+            o.last_seq,
+            &o.opts,
+        )),
         writers: Mutex::new(write::WriteQueue::default()),
         writers_cv: Condvar::new(),
         write_gate: parking_lot::RwLock::new(()),
@@ -356,8 +357,15 @@ pub(super) fn existing_file_numbers(names: &[String]) -> (Vec<u64>, u64) {
 }
 
 /// Replays the WALs the manifest does not cover yet, oldest first, into one memtable;
-/// returns it with the last sequence number recovered. Only the newest WAL may end in a
-/// torn record: older ones were synced before the next one was started.
+/// returns it with the last sequence number recovered.
+///
+/// A WAL may end cut short by a power loss: the newest one, or an older one, since WALs
+/// nobody synced are not synced when their memtable freezes (`db::wal`). A WAL is cut short
+/// when it ends in a torn record, or when the next WAL does not continue its sequence
+/// numbers. Replay stops there: the newer WALs then hold no write acknowledged as durable
+/// (a `Sync` write syncs the older WALs first), and replaying them would skip the lost
+/// writes. Unless one of them holds a synced-predecessors record: then the cut WAL had been
+/// synced whole, and the cut is damage (`Corruption`).
 pub(super) fn replay_wals(
     vfs: &dyn Vfs,
     dir: &Path,
@@ -385,27 +393,29 @@ pub(super) fn replay_wals(
         }
     }
     // Replayed WALs come from one run of the engine, so their sequence numbers are
-    // contiguous; a gap means a missing or truncated older WAL.
+    // contiguous: a gap is a cut or a missing WAL.
     let mut expected_seq: Option<u64> = None;
     for (i, n) in wals.iter().enumerate() {
         let path = dir.join(wal_file_name(*n));
         let bytes = vfs.read_all(&path)?;
-        let policy = if i + 1 == wals.len() {
-            TailPolicy::TolerateTornTail
-        } else {
-            TailPolicy::Strict
-        };
-        let contents = read_log(&bytes, &path, LogKind::Wal, policy)?;
-        for (offset, rec) in contents.payloads(&bytes) {
+        let contents = read_log(&bytes, &path, LogKind::Wal, TailPolicy::TolerateTornTail)?;
+        for (j, (offset, rec)) in contents.payloads(&bytes).enumerate() {
             let b = decode_batch(rec, &path, offset)?;
-            if let Some(e) = expected_seq {
-                if b.seq != e {
+            if let Some(e) = expected_seq.filter(|e| b.seq != *e) {
+                if j > 0 || later_wal_is_marked(vfs, dir, &wals[i..])? {
                     return Err(Error::corruption(
                         &path,
                         offset,
                         format!("sequence gap: expected {e}, found {} (an older WAL is missing or cut short)", b.seq),
                     ));
                 }
+                tracing::warn!(
+                    "recovery stops before {}: the WAL before it ends at sequence {}, cut \
+                     short by a power loss; the writes after the cut were never synced",
+                    path.display(),
+                    e - 1
+                );
+                return Ok((recovered, last_seq));
             }
             expected_seq = Some(b.seq + u64::from(b.count));
             write::apply_ops(&recovered, b.seq, b.ops.iter().copied(), &|ks| {
@@ -415,8 +425,44 @@ pub(super) fn replay_wals(
                 last_seq = last_seq.max(b.seq + u64::from(b.count) - 1);
             }
         }
+        // A frozen memtable always has writes, so an older WAL without records lost them all.
+        let newer = &wals[i + 1..];
+        let cut = contents.dropped_tail_bytes > 0 || contents.records.is_empty();
+        if cut && !newer.is_empty() {
+            if later_wal_is_marked(vfs, dir, newer)? {
+                return Err(Error::corruption(
+                    &path,
+                    contents.valid_len,
+                    "WAL cut short although a later WAL records it as synced",
+                ));
+            }
+            tracing::warn!(
+                "recovery stops after {}: it ends in a write cut short by a power loss at \
+                 offset {}; the newer WALs hold only writes that were never synced",
+                path.display(),
+                contents.valid_len
+            );
+            return Ok((recovered, last_seq));
+        }
     }
     Ok((recovered, last_seq))
+}
+
+/// Whether any of `wals` holds a synced-predecessors record (an empty batch, `db::wal`):
+/// every WAL before it was synced whole.
+fn later_wal_is_marked(vfs: &dyn Vfs, dir: &Path, wals: &[u64]) -> Result<bool> {
+    for n in wals {
+        let path = dir.join(wal_file_name(*n));
+        let bytes = vfs.read_all(&path)?;
+        let contents = read_log(&bytes, &path, LogKind::Wal, TailPolicy::TolerateTornTail)?;
+        for (offset, rec) in contents.payloads(&bytes) {
+            let b = decode_batch(rec, &path, offset)?;
+            if b.count == 0 && b.ops.is_empty() {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// The recovered writes go to level 0 (recorded in `meta`) before the WALs holding them
@@ -469,16 +515,9 @@ fn write_new_manifest(
 }
 
 /// Creates the WAL new writes go to, synced with its directory.
-pub(super) fn create_wal(
-    vfs: &dyn Vfs,
-    dir: &Path,
-    opts: &Options,
-    wal_number: u64,
-) -> Result<LogWriter> {
+pub(super) fn create_wal(vfs: &dyn Vfs, dir: &Path, wal_number: u64) -> Result<LogWriter> {
     let wal_path = dir.join(wal_file_name(wal_number));
     let mut wal_writer = LogWriter::new(vfs.create(&wal_path)?, wal_path, LogKind::Wal)?;
-    wal_writer.set_writeback_bytes(opts.wal_writeback_bytes);
-    wal_writer.set_preallocate_bytes(opts.wal_reserve_bytes());
     wal_writer.sync()?;
     vfs.sync_dir(dir)?;
     Ok(wal_writer)

@@ -368,7 +368,7 @@ impl DbInner {
         }
         let io = if need_sync {
             Counters::add(&self.counters.wal_syncs, 1);
-            wal.writer.sync()
+            wal.sync(&self.opts, seq)
         } else if need_flush || wal.writer.buffered_bytes() >= self.opts.wal_buffer_bytes {
             wal.writer.flush()
         } else {
@@ -460,14 +460,10 @@ impl DbInner {
             return Ok(());
         }
         let r = (|| {
-            // Only the newest WAL may end torn or in reserved zeros: the old one is made
-            // whole and cut to its last record before the switch.
-            wal.writer.finish()?;
+            wal.end_current()?;
             let number = self.alloc_file_number();
             let path = self.wal_path(number);
             let mut writer = LogWriter::new(self.wal_vfs.create(&path)?, path, LogKind::Wal)?;
-            writer.set_writeback_bytes(self.opts.wal_writeback_bytes);
-            writer.set_preallocate_bytes(self.opts.wal_reserve_bytes());
             writer.flush()?;
             self.wal_vfs.sync_dir(&self.wal_dir)?;
             Ok::<_, Error>((writer, number))
@@ -479,8 +475,7 @@ impl DbInner {
                 return Err(e);
             }
         };
-        wal.writer = writer;
-        wal.number = number;
+        wal.switch_to(writer, number, &self.opts);
         let mut sv = self.sv.write();
         let mut imms = Vec::with_capacity(sv.imms.len() + 1);
         imms.push(Arc::clone(&sv.mem));

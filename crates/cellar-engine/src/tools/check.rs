@@ -238,9 +238,10 @@ impl Checker<'_> {
         }
     }
 
-    /// WALs the manifest does not cover yet are replayed at open: only the newest may end
-    /// in a torn write. Without a readable manifest (`log_number` 0) every WAL is checked.
-    /// Returns the older WALs, which nothing refers to.
+    /// WALs the manifest does not cover yet are replayed at open. Any may end in a torn
+    /// write (an older one when it was never synced, see docs/durability.md); recovery
+    /// stops at the first. Without a readable manifest (`log_number` 0) every WAL is
+    /// checked. Returns the older WALs, which nothing refers to.
     fn check_wals(&mut self, log_number: u64) -> Vec<u64> {
         let mut wals = self.numbers(|k| match k {
             FileKind::Wal(n) => Some(n),
@@ -250,19 +251,24 @@ impl Checker<'_> {
         let (live, old): (Vec<u64>, Vec<u64>) = wals.into_iter().partition(|n| *n >= log_number);
         for (i, n) in live.iter().enumerate() {
             let path = self.path(&wal_file_name(*n));
-            let policy = if i + 1 == live.len() {
-                TailPolicy::TolerateTornTail
-            } else {
-                TailPolicy::Strict
-            };
-            let verdict = match verify_wal(self.vfs, &path, policy) {
-                // Zeros after the last record are space the WAL reserved ahead (or a crash
-                // left allocated), not a lost write: nothing to warn about.
-                Ok(log) if log.dropped_tail_bytes == 0 || log.unwritten_tail => Verdict::Ok,
-                Ok(log) => Verdict::Warn(format!(
+            let newest = i + 1 == live.len();
+            let verdict = match verify_wal(self.vfs, &path, TailPolicy::TolerateTornTail) {
+                // Zeros after the last record of the newest WAL are space it reserved ahead
+                // (or a crash left allocated), not a lost write: nothing to warn about.
+                Ok(log) if log.dropped_tail_bytes == 0 || (newest && log.unwritten_tail) => {
+                    Verdict::Ok
+                }
+                Ok(log) if newest => Verdict::Warn(format!(
                     "torn tail of {} bytes at offset {} in the newest WAL \
                      (a write cut short by a crash; recovery drops it)",
                     log.dropped_tail_bytes, log.valid_len
+                )),
+                Ok(log) => Verdict::Warn(format!(
+                    "an older WAL cut short at offset {} ({} bytes after it; a power loss \
+                     before it was synced): recovery stops there and drops the newer WALs' \
+                     writes, unless a newer WAL records this one as synced (then open \
+                     reports corruption)",
+                    log.valid_len, log.dropped_tail_bytes
                 )),
                 Err(e) => Verdict::Corrupt(e),
             };
