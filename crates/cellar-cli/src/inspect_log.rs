@@ -118,7 +118,7 @@ pub fn wal(path: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
                 continue;
             }
         };
-        if b.count == 0 && b.ops.is_empty() {
+        if b.is_synced_predecessors() {
             writeln!(
                 out,
                 "record #{i} offset {offset} length {}: synced-predecessors record at seq {} \

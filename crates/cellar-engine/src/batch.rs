@@ -187,6 +187,11 @@ impl WriteBatch {
         b
     }
 
+    /// The synced-predecessors record (`db::wal`): no ops, so it takes no sequence number.
+    pub(crate) fn synced_predecessors() -> Self {
+        WriteBatch::new()
+    }
+
     pub(crate) fn ops(&self) -> BatchOps<'_> {
         BatchOps {
             d: Decoder::new(&self.rep[BATCH_HEADER_LEN..]),
@@ -278,6 +283,14 @@ pub struct DecodedBatch<'a> {
     pub count: u32,
     /// The operations, in order.
     pub ops: Vec<BatchOp<'a>>,
+}
+
+impl DecodedBatch<'_> {
+    /// Whether this is the synced-predecessors record a WAL gets at its first sync: every
+    /// older WAL was synced whole before it (docs/format/write_batch.md).
+    pub fn is_synced_predecessors(&self) -> bool {
+        self.count == 0 && self.ops.is_empty()
+    }
 }
 
 /// Decodes a WAL record; `offset` locates it in `path` for the error message.

@@ -17,15 +17,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::sst::bloom::line_of;
+use crate::sst::bloom::{line_of, PROBE_MIX};
 use crate::sst::prefetch;
 
 /// Bits set per key. At the default size (16 KiB per MiB of memtable) a memtable of 150-byte
 /// entries gets ~19 bits per key, where 6 bits in one word give a false-positive rate of
 /// about 0.1 %; at 10 bits per key (entries of ~75 bytes), about 2 %.
 const PROBES: u32 = 6;
-/// Odd multiplier that derives each next bit position from the previous state.
-const PROBE_MIX: u32 = 0x9E37_79B9;
 
 pub struct MemtableFilter {
     words: Box<[AtomicU64]>,

@@ -687,6 +687,19 @@ fn compacted_db() -> (MemVfs, Db, Model) {
     (mem, db, model)
 }
 
+/// Copies the newest WAL of `live` (newer than `older`) into `image`, durably: the image
+/// taken before a memtable switch gets the WAL started after it.
+fn add_newest_wal(live: &MemVfs, image: &MemVfs, older: &Path) -> PathBuf {
+    let newer = newest(&files_of(live, |n| n.ends_with(".wal"))).0;
+    assert!(newer.as_path() > older);
+    let bytes = live.file_contents(&newer).expect("newer wal");
+    let mut f = image.create(&newer).expect("create");
+    f.append(&bytes).expect("append");
+    f.sync().expect("sync");
+    image.sync_dir(Path::new(DB)).expect("sync dir");
+    newer
+}
+
 fn build_two_wals() -> TwoWals {
     let (mem, db, mut model) = compacted_db();
     for j in 0..8u32 {
@@ -708,15 +721,9 @@ fn build_two_wals() -> TwoWals {
         model_without_last = model.clone();
         write(&db, &mut model, &ops, Durability::Sync);
     }
-    let newer = newest(&files_of(&mem, |n| n.ends_with(".wal"))).0;
-    assert!(newer > older);
-    let bytes = mem.file_contents(&newer).expect("newer wal");
     drop(db);
     let image = before_switch;
-    let mut f = image.create(&newer).expect("create");
-    f.append(&bytes).expect("append");
-    f.sync().expect("sync");
-    image.sync_dir(Path::new(DB)).expect("sync dir");
+    let newer = add_newest_wal(&mem, &image, &older);
     TwoWals {
         image,
         older,
@@ -826,14 +833,8 @@ fn build_chain(newer_synced: bool) -> Chain {
         let ops = vec![Op::Put(key(j * 31 + 5), format!("newer-{j}").into_bytes())];
         write(&db, &mut model, &ops, durability);
     }
-    let newer = newest(&files_of(&mem, |n| n.ends_with(".wal"))).0;
-    assert!(newer > older);
-    let bytes = mem.file_contents(&newer).expect("newer wal");
     drop(db);
-    let mut f = image.create(&newer).expect("create");
-    f.append(&bytes).expect("append");
-    f.sync().expect("sync");
-    image.sync_dir(Path::new(DB)).expect("sync dir");
+    let newer = add_newest_wal(&mem, &image, &older);
     Chain {
         image,
         older,

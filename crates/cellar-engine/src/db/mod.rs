@@ -287,8 +287,7 @@ impl Db {
         let r = {
             let mut wal = self.inner.wal.lock();
             let next = wal.last_seq + 1;
-            wal.sync(&self.inner.opts, next)
-                .and_then(|()| wal.writer.finish())
+            wal.finish(&self.inner.opts, next)
         };
         drop(self.guard);
         r

@@ -456,8 +456,7 @@ fn later_wal_is_marked(vfs: &dyn Vfs, dir: &Path, wals: &[u64]) -> Result<bool> 
         let bytes = vfs.read_all(&path)?;
         let contents = read_log(&bytes, &path, LogKind::Wal, TailPolicy::TolerateTornTail)?;
         for (offset, rec) in contents.payloads(&bytes) {
-            let b = decode_batch(rec, &path, offset)?;
-            if b.count == 0 && b.ops.is_empty() {
+            if decode_batch(rec, &path, offset)?.is_synced_predecessors() {
                 return Ok(true);
             }
         }

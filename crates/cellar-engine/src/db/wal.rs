@@ -57,6 +57,20 @@ impl WalState {
     /// Makes every record of every WAL durable, older WALs first. `next_seq` is the
     /// sequence number the next write will get (a synced-predecessors record takes none).
     pub fn sync(&mut self, opts: &Options, next_seq: SeqNo) -> Result<()> {
+        self.before_sync(opts, next_seq)?;
+        self.writer.sync()
+    }
+
+    /// `sync`, with the current WAL cut back to its last record (`LogWriter::finish`): the
+    /// database is closing.
+    pub fn finish(&mut self, opts: &Options, next_seq: SeqNo) -> Result<()> {
+        self.before_sync(opts, next_seq)?;
+        self.writer.finish()
+    }
+
+    /// What must precede the current WAL's fdatasync: the older WALs synced, and its
+    /// synced-predecessors record written.
+    fn before_sync(&mut self, opts: &Options, next_seq: SeqNo) -> Result<()> {
         for (_, w) in &mut self.unsynced_older {
             w.sync()?;
         }
@@ -66,7 +80,7 @@ impl WalState {
         let has_writes = self.writer.file_size() > FILE_HEADER_LEN as u64;
         if self.marks && !self.marked && has_writes {
             self.writer
-                .add_record(WriteBatch::new().encode_with_seq(next_seq))?;
+                .add_record(WriteBatch::synced_predecessors().encode_with_seq(next_seq))?;
             self.marked = true;
         }
         if !self.syncing {
@@ -75,7 +89,7 @@ impl WalState {
             self.syncing = true;
             tune_for_sync(&mut self.writer, opts);
         }
-        self.writer.sync()
+        Ok(())
     }
 
     /// Ends the current WAL, whose memtable is being frozen: synced and cut back to its
@@ -184,7 +198,8 @@ mod tests {
             "the write and the synced-predecessors record"
         );
         let marker = crate::batch::decode_batch(&second[1], Path::new("2.wal"), 0).expect("batch");
-        assert_eq!((marker.seq, marker.count), (3, 0));
+        assert!(marker.is_synced_predecessors());
+        assert_eq!(marker.seq, 3);
 
         wal.sync(&opts, 3).expect("sync again");
         assert_eq!(records(&vfs, "2.wal").len(), 2, "one record per WAL");

@@ -27,7 +27,9 @@ pub fn num_probes(bits_per_key: u32) -> u32 {
 const CACHE_LOCAL: u8 = 0xC2;
 const LINE_BYTES: usize = 64;
 const LINE_BITS: u32 = 512;
-const PROBE_MIX: u32 = 0x9E37_79B9;
+/// Odd multiplier that derives each next probe from the last (here and in the memtable
+/// filter).
+pub(crate) const PROBE_MIX: u32 = 0x9E37_79B9;
 
 /// The hash a filter is probed with.
 pub fn key_hash(user_key: &[u8]) -> u64 {

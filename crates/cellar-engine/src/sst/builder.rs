@@ -39,9 +39,7 @@ pub struct SstBuilder {
     bloom: Option<BloomBuilder>,
     /// Bytes of the file so far, buffered or not.
     offset: u64,
-    /// Bytes handed to the OS (`offset` less what `out` holds) and, of those, the end of
-    /// the last range the OS was asked to write back.
-    appended: u64,
+    /// The end of the last range the OS was asked to write back.
     written_back: u64,
     out: Vec<u8>,
     /// The last flushed data block waits for the next key to choose its separator.
@@ -71,7 +69,6 @@ impl SstBuilder {
         props.min_seq = u64::MAX;
         SstBuilder {
             offset: file.len(),
-            appended: file.len(),
             written_back: file.len(),
             file,
             data: BlockBuilder::new(opts.block_restart_interval),
@@ -302,14 +299,14 @@ impl SstBuilder {
     fn flush_out(&mut self) -> Result<()> {
         if !self.out.is_empty() {
             self.file.append(&self.out)?;
-            self.appended += self.out.len() as u64;
             self.out.clear();
         }
-        let pending = self.appended - self.written_back;
+        // `out` is empty: every byte of the file so far is with the OS.
+        let pending = self.offset - self.written_back;
         let every = self.opts.writeback_bytes;
         if every > 0 && pending >= every {
             self.file.start_writeback(self.written_back, pending)?;
-            self.written_back = self.appended;
+            self.written_back = self.offset;
         }
         Ok(())
     }
