@@ -109,6 +109,11 @@ pub fn decode_cell_key_into(
     qualifier.clear();
     let pos = read_escaped(key, 0, row)?;
     let pos = read_escaped(key, pos, qualifier)?;
+    read_timestamp(key, pos)
+}
+
+/// The timestamp of the key whose inverted timestamp starts at `pos`.
+fn read_timestamp(key: &[u8], pos: usize) -> Result<u64, CellKeyError> {
     let ts: [u8; TIMESTAMP_LEN] =
         key.get(pos..)
             .and_then(|t| t.try_into().ok())
@@ -117,6 +122,48 @@ pub fn decode_cell_key_into(
                 reason: "timestamp is not exactly 8 bytes",
             })?;
     Ok(u64::MAX - u64::from_be_bytes(ts))
+}
+
+/// The decoded key of a scan's current cell. Consecutive keys of one row share its escaped
+/// bytes, so decoding the next key compares those bytes instead of unescaping the row again.
+#[derive(Debug, Default)]
+pub struct DecodedCellKey {
+    pub row: Vec<u8>,
+    pub qualifier: Vec<u8>,
+    pub timestamp: u64,
+    /// `esc(row)` with its terminator, as the last decoded key began; empty when unknown.
+    row_key: Vec<u8>,
+}
+
+impl DecodedCellKey {
+    /// Decodes `key`; returns whether its row differs from the previous key's. A key that
+    /// starts with the previous escaped, terminated row has that row: the terminator is the
+    /// only 0x00 0x01 in it, and a row's part of a key ends at its first 0x00 0x01.
+    pub fn decode(&mut self, key: &[u8]) -> Result<bool, CellKeyError> {
+        let same_row = !self.row_key.is_empty() && key.starts_with(&self.row_key);
+        let decoded = if same_row {
+            self.qualifier.clear();
+            read_escaped(key, self.row_key.len(), &mut self.qualifier)
+        } else {
+            self.row.clear();
+            self.qualifier.clear();
+            self.row_key.clear();
+            read_escaped(key, 0, &mut self.row).and_then(|pos| {
+                self.row_key.extend_from_slice(&key[..pos]);
+                read_escaped(key, pos, &mut self.qualifier)
+            })
+        };
+        match decoded.and_then(|pos| read_timestamp(key, pos)) {
+            Ok(ts) => {
+                self.timestamp = ts;
+                Ok(!same_row)
+            }
+            Err(e) => {
+                self.row_key.clear();
+                Err(e)
+            }
+        }
+    }
 }
 
 /// Decodes a cell key into (row, qualifier, timestamp). Never panics, whatever the input.
@@ -234,6 +281,43 @@ mod tests {
         assert_eq!(
             decode_cell_key(&k),
             Ok((b"row".to_vec(), b"q\x00".to_vec(), 7))
+        );
+    }
+
+    /// Decoding keys in scan order, reusing the row, gives what decoding each key alone
+    /// gives, and reports exactly the row changes; a malformed key forgets the row.
+    #[test]
+    fn decoding_in_scan_order_matches_decoding_alone() {
+        let cells: [(&[u8], &[u8], u64); 8] = [
+            (b"a", b"q", 9),
+            (b"a", b"q", 3),
+            (b"a", b"r\x00", 1),
+            (b"a\x00", b"q", 1),
+            (b"a\x00b", b"", 1),
+            (b"ab", b"q", 1),
+            (b"ab", b"r", 1),
+            (b"", b"q", 1),
+        ];
+        let mut d = DecodedCellKey::default();
+        let mut last_row: Option<Vec<u8>> = None;
+        for (row, q, ts) in cells {
+            let mut k = Vec::new();
+            encode_cell_key(row, q, ts, &mut k);
+            let changed = d.decode(&k).expect("decode");
+            assert_eq!(
+                (d.row.clone(), d.qualifier.clone(), d.timestamp),
+                decode_cell_key(&k).expect("alone")
+            );
+            assert_eq!(changed, last_row.as_deref() != Some(row), "row {row:?}");
+            last_row = Some(row.to_vec());
+        }
+        let mut k = Vec::new();
+        encode_cell_key(b"", b"q", 1, &mut k);
+        assert!(d.decode(&k[..k.len() - 1]).is_err());
+        assert_eq!(
+            d.decode(&k),
+            Ok(true),
+            "after an error the row is decoded again"
         );
     }
 }

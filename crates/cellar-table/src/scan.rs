@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use cellar_engine::{DbIterator, ReadOptions, Snapshot};
 
-use crate::cell_key::{column_range, decode_cell_key_into, row_prefix_start, row_range};
+use crate::cell_key::{column_range, row_prefix_start, row_range, DecodedCellKey};
 use crate::error::{hex, Result, TableError};
 use crate::table::{Cell, Table};
 use crate::timestamp::now_nanos;
@@ -117,9 +117,9 @@ struct FamilyCursor {
     max_ts: u64,
     /// The decoded current key, when `it` is valid.
     valid: bool,
-    row: Vec<u8>,
-    qualifier: Vec<u8>,
-    ts: u64,
+    key: DecodedCellKey,
+    /// The current row is the row being returned: checked once per row, not per cell.
+    in_scan_row: bool,
     /// The first error met; the cursor is invalid from then on.
     error: Option<TableError>,
     /// Versions of the current column returned so far (`None`: no column yet in this row).
@@ -139,8 +139,8 @@ impl FamilyCursor {
             }
             return;
         }
-        match decode_cell_key_into(self.it.key(), &mut self.row, &mut self.qualifier) {
-            Ok(ts) => self.ts = ts,
+        match self.key.decode(self.it.key()) {
+            Ok(row_changed) => self.in_scan_row &= !row_changed,
             Err(e) => {
                 self.valid = false;
                 self.error.get_or_insert(TableError::Corruption {
@@ -188,16 +188,25 @@ impl FamilyCursor {
         self.seek(&column);
     }
 
+    /// Whether the current cell is in `row`, the row being returned. Once it is, the answer
+    /// holds until `load` meets another row or the scan enters the family for a new row.
+    fn on_row(&mut self, row: &[u8]) -> bool {
+        if !self.in_scan_row {
+            self.in_scan_row = self.key.row == row;
+        }
+        self.in_scan_row
+    }
+
     /// Positions on the next cell of `row` this family should return (the caller reads it
     /// with `cell_ref`); `false` once the cursor has left the row (or failed: see `error`).
     fn next_cell(&mut self, row: &[u8]) -> bool {
         if std::mem::take(&mut self.pending_next) {
             self.next();
         }
-        while self.valid && self.row == row {
+        while self.valid && self.on_row(row) {
             if let Some(qs) = &self.qualifiers {
-                if qs.binary_search(&self.qualifier).is_err() {
-                    let next = qs.partition_point(|q| *q <= self.qualifier);
+                if qs.binary_search(&self.key.qualifier).is_err() {
+                    let next = qs.partition_point(|q| *q <= self.key.qualifier);
                     let target = match qs.get(next) {
                         Some(q) => column_range(row, q).0,
                         None => row_range(row).1,
@@ -206,11 +215,11 @@ impl FamilyCursor {
                     continue;
                 }
             }
-            if self.ts >= self.max_ts {
+            if self.key.timestamp >= self.max_ts {
                 self.next();
                 continue;
             }
-            if self.ts < self.min_ts || self.column_is_full() {
+            if self.key.timestamp < self.min_ts || self.column_is_full() {
                 self.skip_column();
                 continue;
             }
@@ -228,10 +237,10 @@ impl FamilyCursor {
             return false;
         }
         let versions = match &mut self.column {
-            Some((q, n)) if *q == self.qualifier => n,
+            Some((q, n)) if *q == self.key.qualifier => n,
             column => {
                 let (q, n) = column.insert((Vec::new(), 0));
-                q.clone_from(&self.qualifier);
+                q.clone_from(&self.key.qualifier);
                 n
             }
         };
@@ -244,10 +253,10 @@ impl FamilyCursor {
 
     fn cell_ref(&self) -> CellRef<'_> {
         CellRef {
-            row: &self.row,
+            row: &self.key.row,
             family: &self.family,
-            qualifier: &self.qualifier,
-            timestamp: self.ts,
+            qualifier: &self.key.qualifier,
+            timestamp: self.key.timestamp,
             value: self.it.value(),
         }
     }
@@ -346,9 +355,8 @@ impl Scanner {
                 min_ts: spec.time_range.min.max(ttl_min),
                 max_ts: spec.time_range.max,
                 valid: false,
-                row: Vec::new(),
-                qualifier: Vec::new(),
-                ts: 0,
+                key: DecodedCellKey::default(),
+                in_scan_row: false,
                 error: None,
                 column: None,
                 pending_next: false,
@@ -374,7 +382,7 @@ impl Scanner {
 
     /// The next row to return: the smallest (largest when reversed) current row.
     fn pick_row(&self) -> Option<Vec<u8>> {
-        let rows = self.cursors.iter().filter(|c| c.valid).map(|c| &c.row);
+        let rows = self.cursors.iter().filter(|c| c.valid).map(|c| &c.key.row);
         let best = if self.reverse { rows.max() } else { rows.min() };
         best.cloned()
     }
@@ -413,7 +421,8 @@ impl Scanner {
                 if !self.family_entered {
                     self.family_entered = true;
                     c.column = None;
-                    self.in_row = c.valid && c.row == *row;
+                    c.in_scan_row = false;
+                    self.in_row = c.valid && c.on_row(row);
                     if self.reverse && self.in_row {
                         c.seek(start);
                     }

@@ -10,7 +10,9 @@ use crate::batch::Keyspace;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::range_del::TombstoneCursors;
-use crate::types::{make_internal_key, split_internal, unpack_trailer, SeqNo, ValueKind, MAX_SEQ};
+use crate::types::{
+    make_internal_key, split_internal, unpack_trailer, SeqNo, ValueKind, MAX_SEQ, TRAILER_LEN,
+};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -29,11 +31,21 @@ pub struct DbIterator {
     upper: Option<Vec<u8>>,
     direction: Direction,
     valid: bool,
+    /// The entry found by a backward walk, which has moved the merged iterator past it.
+    /// Going forward the merged iterator stays on the entry and lends key and value.
     key: Vec<u8>,
     value: Vec<u8>,
+    /// Going forward, the user key whose older versions are being stepped over.
+    skip: Vec<u8>,
     err: Option<Error>,
     // Keeps memtables and files alive while the iterator exists.
     _sv: Arc<SuperVersion>,
+}
+
+/// The user key of an internal key the merged iterator holds (`find_next` checked its
+/// length before stopping on it).
+fn user_key_of(ikey: &[u8]) -> &[u8] {
+    &ikey[..ikey.len().saturating_sub(TRAILER_LEN)]
 }
 
 /// The smallest key greater than every key starting with `prefix`, if one exists.
@@ -93,6 +105,7 @@ impl Db {
             valid: false,
             key: Vec::new(),
             value: Vec::new(),
+            skip: Vec::new(),
             err: None,
             _sv: sv,
         })
@@ -107,12 +120,18 @@ impl DbIterator {
 
     /// REQUIRES: `valid()`.
     pub fn key(&self) -> &[u8] {
-        &self.key
+        match self.direction {
+            Direction::Forward => user_key_of(self.iter.key()),
+            Direction::Reverse => &self.key,
+        }
     }
 
     /// REQUIRES: `valid()`.
     pub fn value(&self) -> &[u8] {
-        &self.value
+        match self.direction {
+            Direction::Forward => self.iter.value(),
+            Direction::Reverse => &self.value,
+        }
     }
 
     /// The first error met, if any (then the iterator is invalid).
@@ -130,7 +149,7 @@ impl DbIterator {
             Some(l) => self.iter.seek(&make_internal_key(&l, self.seq, 0xff)),
             None => self.iter.seek_to_first(),
         }
-        self.find_next(None);
+        self.find_next(false);
     }
 
     /// Positions at the last key below the upper bound, when set.
@@ -154,7 +173,7 @@ impl DbIterator {
             _ => target.to_vec(),
         };
         self.iter.seek(&make_internal_key(&t, self.seq, 0xff));
-        self.find_next(None);
+        self.find_next(false);
     }
 
     /// Positions at the last key <= `target`.
@@ -173,15 +192,17 @@ impl DbIterator {
         if !self.valid {
             return;
         }
-        let current = std::mem::take(&mut self.key);
         if self.direction == Direction::Reverse {
-            // The merged iterator sits before `current`; jump past all of its versions.
+            // The merged iterator sits before the current key; jump past all of its versions.
             self.direction = Direction::Forward;
-            self.iter.seek(&make_internal_key(&current, 0, 0));
+            self.iter.seek(&make_internal_key(&self.key, 0, 0));
+            std::mem::swap(&mut self.skip, &mut self.key);
         } else {
+            self.skip.clear();
+            self.skip.extend_from_slice(user_key_of(self.iter.key()));
             self.iter.next();
         }
-        self.find_next(Some(current));
+        self.find_next(true);
     }
 
     /// Moves to the previous key; does nothing when not `valid()`.
@@ -191,8 +212,8 @@ impl DbIterator {
         }
         if self.direction == Direction::Forward {
             // Step back before every version of the current key.
+            let k = make_internal_key(self.key(), MAX_SEQ, 0xff);
             self.direction = Direction::Reverse;
-            let k = make_internal_key(&self.key, MAX_SEQ, 0xff);
             self.iter.seek_for_prev(&k);
         }
         self.find_prev();
@@ -211,29 +232,28 @@ impl DbIterator {
         ));
     }
 
-    /// Moves forward to the newest visible live entry of a key other than `skip`.
-    fn find_next(&mut self, mut skip: Option<Vec<u8>>) {
+    /// Moves forward to the newest visible live entry, stopping on it; with `skipping`, of a
+    /// key other than `self.skip`.
+    fn find_next(&mut self, mut skipping: bool) {
         while self.iter.valid() {
             let Some((ukey, trailer)) = split_internal(self.iter.key()) else {
                 return self.bad_key();
             };
             let (seq, kind) = unpack_trailer(trailer);
-            if seq <= self.seq && skip.as_deref() != Some(ukey) {
+            if seq <= self.seq && !(skipping && ukey == self.skip.as_slice()) {
                 if self.upper.as_ref().is_some_and(|u| ukey >= u.as_slice()) {
                     break;
                 }
                 if kind == ValueKind::Put as u8
                     && seq >= self.tombstones.max_covering_seq(ukey, self.seq)
                 {
-                    self.key.clear();
-                    self.key.extend_from_slice(ukey);
-                    self.value.clear();
-                    self.value.extend_from_slice(self.iter.value());
                     self.valid = true;
                     return;
                 }
                 // Deleted: hide its older versions too.
-                skip = Some(ukey.to_vec());
+                self.skip.clear();
+                self.skip.extend_from_slice(ukey);
+                skipping = true;
             }
             self.iter.next();
         }

@@ -13,6 +13,10 @@ use crate::types::compare_internal;
 pub struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
     current: Option<usize>,
+    /// The child that would be current if `current` were exhausted: the next smallest
+    /// (largest when reversed) of the others. The others do not move while `current`
+    /// steps, so a step only has to compare `current` against it.
+    runner_up: Option<usize>,
     forward: bool,
 }
 
@@ -21,6 +25,7 @@ impl MergingIterator {
         MergingIterator {
             children,
             current: None,
+            runner_up: None,
             forward: true,
         }
     }
@@ -33,46 +38,54 @@ impl MergingIterator {
             .any(|c| !c.valid() && c.status().is_err())
     }
 
-    fn find_smallest(&mut self) {
+    /// Sets `current` to the child whose key sorts first, `runner_up` to the one after it,
+    /// where "first" is `Less` going forward and `Greater` going backward. Equal keys go
+    /// to the child listed first.
+    fn find_leader(&mut self, first: Ordering) {
+        self.current = None;
+        self.runner_up = None;
         if self.any_failed() {
-            self.current = None;
             return;
         }
-        let mut best: Option<usize> = None;
         for (i, c) in self.children.iter().enumerate() {
             if !c.valid() {
                 continue;
             }
-            best = match best {
-                Some(b) if compare_internal(c.key(), self.children[b].key()) != Ordering::Less => {
-                    Some(b)
-                }
-                _ => Some(i),
+            let Some(b) = self.current else {
+                self.current = Some(i);
+                continue;
             };
+            if compare_internal(c.key(), self.children[b].key()) == first {
+                self.runner_up = self.current;
+                self.current = Some(i);
+            } else if self
+                .runner_up
+                .is_none_or(|r| compare_internal(c.key(), self.children[r].key()) == first)
+            {
+                self.runner_up = Some(i);
+            }
         }
-        self.current = best;
+    }
+
+    /// After child `cur`, the leader, stepped: whether it still leads. Otherwise (or when
+    /// it is exhausted or failed) the caller looks at every child again.
+    fn still_leads(&self, cur: usize, first: Ordering) -> bool {
+        let c = &self.children[cur];
+        if !c.valid() {
+            return false;
+        }
+        self.runner_up.is_none_or(|r| {
+            let o = compare_internal(c.key(), self.children[r].key());
+            o == first || (o == Ordering::Equal && cur < r)
+        })
+    }
+
+    fn find_smallest(&mut self) {
+        self.find_leader(Ordering::Less);
     }
 
     fn find_largest(&mut self) {
-        if self.any_failed() {
-            self.current = None;
-            return;
-        }
-        let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate() {
-            if !c.valid() {
-                continue;
-            }
-            best = match best {
-                Some(b)
-                    if compare_internal(c.key(), self.children[b].key()) != Ordering::Greater =>
-                {
-                    Some(b)
-                }
-                _ => Some(i),
-            };
-        }
-        self.current = best;
+        self.find_leader(Ordering::Greater);
     }
 }
 
@@ -129,9 +142,13 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.forward = true;
+            self.children[cur].next();
+            return self.find_smallest();
         }
         self.children[cur].next();
-        self.find_smallest();
+        if !self.still_leads(cur, Ordering::Less) {
+            self.find_smallest();
+        }
     }
 
     fn prev(&mut self) {
@@ -148,9 +165,13 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.forward = false;
+            self.children[cur].prev();
+            return self.find_largest();
         }
         self.children[cur].prev();
-        self.find_largest();
+        if !self.still_leads(cur, Ordering::Greater) {
+            self.find_largest();
+        }
     }
 
     fn key(&self) -> &[u8] {

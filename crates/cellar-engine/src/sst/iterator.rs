@@ -8,6 +8,7 @@ use crate::sst::block::BlockIter;
 use std::sync::Arc;
 
 use crate::sst::open_file::OpenFile;
+use crate::sst::readahead::Readahead;
 use crate::types;
 
 /// Two-level iteration: the index (through its partitions, if any) picks a data block, a
@@ -24,6 +25,8 @@ pub struct SstIterator {
     err: Option<Error>,
     /// The current key restamped with the file's global sequence (ingested files only).
     key_buf: Vec<u8>,
+    /// Bytes read ahead of a forward walk over blocks the cache does not hold.
+    ahead: Readahead,
 }
 
 impl SstIterator {
@@ -36,6 +39,7 @@ impl SstIterator {
             data: None,
             err: None,
             key_buf: Vec::new(),
+            ahead: Readahead::default(),
         }
     }
 
@@ -105,7 +109,11 @@ impl SstIterator {
     }
 
     fn load(&mut self, i: usize) -> bool {
-        match self.file.block_at(i, self.fill_cache) {
+        let sequential = self.data.is_some() && i == self.block_idx + 1;
+        match self
+            .file
+            .block_at(i, self.fill_cache, &mut self.ahead, sequential)
+        {
             Ok(b) => {
                 self.block_idx = i;
                 self.data = Some(b.iter());

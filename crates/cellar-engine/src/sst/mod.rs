@@ -41,6 +41,7 @@ mod iterator;
 mod meta;
 mod open_file;
 pub(crate) mod prefetch;
+mod readahead;
 pub mod reader;
 mod source;
 

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::sst::block::Block;
 use crate::sst::format::{decode_block_slice, BlockHandle, Footer, Properties};
 use crate::sst::meta::Meta;
+use crate::sst::readahead::Readahead;
 use crate::sst::source::{Access, Source};
 use crate::stats::Counters;
 
@@ -69,9 +70,49 @@ impl OpenFile {
         Ok(block)
     }
 
-    /// Data block `ord` (file-wide ordinal), read ahead of a scan.
-    pub(super) fn block_at(&self, ord: usize, fill_cache: bool) -> Result<Arc<Block>> {
-        self.data_block(self.meta.handle(&self.src, ord)?, fill_cache, Access::Scan)
+    /// Data block `ord` (file-wide ordinal) for an iterator. `sequential`: the iterator read
+    /// block `ord - 1` last, moving forward; a cache miss then reads a window of the file
+    /// into `ahead` and later blocks are decoded from it (`sst/readahead.rs`).
+    pub(super) fn block_at(
+        &self,
+        ord: usize,
+        fill_cache: bool,
+        ahead: &mut Readahead,
+        sequential: bool,
+    ) -> Result<Arc<Block>> {
+        let h = self.meta.handle(&self.src, ord)?;
+        if !sequential {
+            ahead.restart();
+        }
+        if let Some(b) = self.cached_block(h) {
+            return Ok(b);
+        }
+        self.src.check_handle(h)?;
+        if ahead.raw(h).is_none() && sequential {
+            let len = ahead
+                .next_window()
+                .max(h.len_with_trailer())
+                .min(self.src.meta_limit - h.offset);
+            let buf = ahead.refill(h.offset, len as usize);
+            if let Err(e) = self.src.pread_scan_into(buf, h.offset) {
+                ahead.clear();
+                return Err(e);
+            }
+        }
+        let (block, long_scan) = match ahead.raw(h) {
+            Some(raw) => {
+                let data = decode_block_slice(&self.src.path, h.offset, raw)?;
+                let block = Block::new(data, self.src.shared_path.clone(), h.offset)?;
+                (block, ahead.is_long_scan())
+            }
+            None => (self.src.read_block_as(h, Access::Scan)?, false),
+        };
+        let block = Arc::new(block);
+        if fill_cache && !long_scan {
+            let cache = &self.src.cache;
+            cache.insert(self.src.file_number, h.offset, block.clone());
+        }
+        Ok(block)
     }
 
     /// Reads the missing `blocks` (ordinals and handles `ords`), one pread per run of blocks

@@ -47,6 +47,15 @@ impl Source {
         self.pread_as(offset, len, Access::Point)
     }
 
+    /// Fills `buf` from `offset` as a scan read (readahead windows), counted as a device
+    /// read.
+    pub(super) fn pread_scan_into(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.file.read_exact_at_scan(buf, offset)?;
+        Counters::add(&self.counters.device_reads, 1);
+        Counters::add(&self.counters.device_read_bytes, buf.len() as u64);
+        Ok(())
+    }
+
     fn pread_as(&self, offset: u64, len: u64, access: Access) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len as usize];
         let cached = match (access, &self.warmth) {

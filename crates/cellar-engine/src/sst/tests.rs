@@ -590,3 +590,61 @@ fn writeback_hints_cover_the_file_once_per_threshold() {
     let (built, _, _) = hinted(every, true);
     assert!(built.is_err(), "a failed writeback request fails the build");
 }
+
+/// A forward scan over uncached blocks reads windows that double up to the largest, not
+/// one block per read; the blocks of a short walk enter the block cache, those read once
+/// the walk is a long scan do not.
+#[test]
+fn scans_read_ahead_in_growing_windows_and_long_scans_bypass_the_cache() {
+    let entries: Entries = (0..40_000u64)
+        .map(|i| {
+            let key = make_internal_key(format!("user{i:08}").as_bytes(), 9, 1);
+            (key, format!("value {i} {}", i * 7919 % 1000).into_bytes())
+        })
+        .collect();
+    let (bytes, summary) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
+    let file_size = summary.file_size;
+    let (r, c) = open(bytes, 64 << 20).expect("open");
+    let blocks = r.properties().num_data_blocks;
+    let reads = || c.device_reads.load(Relaxed);
+
+    let before = reads();
+    assert_eq!(collect_forward(&mut r.iter()), entries);
+    let scan_reads = reads() - before;
+    let windows = file_size / readahead::MAX_WINDOW + 6;
+    assert!(blocks > 200, "{blocks} blocks");
+    assert!(
+        scan_reads <= windows,
+        "{scan_reads} reads for {blocks} blocks"
+    );
+
+    // The first blocks were read before the walk became a long scan: cached.
+    let before = reads();
+    let first = crate::types::user_key(&entries[0].0);
+    assert!(r.get(first, MAX_SEQ).expect("get").is_some());
+    assert_eq!(reads(), before, "the first block is cached");
+    // The last ones were not.
+    let last = crate::types::user_key(&entries[entries.len() - 1].0);
+    assert!(r.get(last, MAX_SEQ).expect("get").is_some());
+    assert_eq!(
+        reads(),
+        before + 1,
+        "the last block was left out of the cache"
+    );
+
+    // A short walk after a seek: a few small reads, and its blocks are kept.
+    let middle = &entries[entries.len() / 2].0;
+    let walk = |it: &mut SstIterator| {
+        it.seek(middle);
+        for _ in 0..200 {
+            assert!(it.valid());
+            it.next();
+        }
+    };
+    let before = reads();
+    walk(&mut r.iter());
+    assert!(reads() - before <= 3, "{} reads", reads() - before);
+    let before = reads();
+    walk(&mut r.iter());
+    assert_eq!(reads(), before, "the short walk's blocks are cached");
+}

@@ -1,0 +1,104 @@
+//! Readahead inside one iterator: when an iterator moving forward misses the block cache on
+//! the block after the one it read last, it reads a window of the file with one pread and
+//! decodes the following blocks from it, instead of one pread per block. The window starts
+//! small and doubles with each sequential miss, so a short walk after a seek reads little
+//! more than it needs; a seek or a step backward starts over. A walk that reads the largest
+//! windows is a long scan, and its blocks are not kept in the block cache: it would evict
+//! them (and the point reads' hot set) before reading them again, and caching each costs a
+//! fresh allocation, a page fault per 4 KiB while the cache fills.
+//! The rule and its measurement: docs/design/scan-readahead.md.
+
+use crate::sst::format::BlockHandle;
+
+/// The first window read after a sequential miss.
+pub const MIN_WINDOW: u64 = 16 << 10;
+/// The largest window: the same bound as a coalesced `multi_get` read.
+pub const MAX_WINDOW: u64 = super::open_file::MAX_COALESCED_READ;
+
+/// The bytes an iterator read ahead, and how much it reads at its next sequential miss.
+#[derive(Debug, Default)]
+pub struct Readahead {
+    start: u64,
+    buf: Vec<u8>,
+    /// 0 until a sequential miss.
+    window: u64,
+}
+
+impl Readahead {
+    /// Block `h` with its trailer, when the last window holds all of it.
+    pub fn raw(&self, h: BlockHandle) -> Option<&[u8]> {
+        let from = h.offset.checked_sub(self.start)?;
+        let to = from.checked_add(h.len_with_trailer())?;
+        self.buf
+            .get(usize::try_from(from).ok()?..usize::try_from(to).ok()?)
+    }
+
+    /// The size of the window to read at a sequential miss: double the last one.
+    pub fn next_window(&mut self) -> u64 {
+        self.window = (self.window * 2).clamp(MIN_WINDOW, MAX_WINDOW);
+        self.window
+    }
+
+    /// Whether the walk has read windows up to the largest: a long scan, whose blocks are
+    /// not kept in the block cache.
+    pub fn is_long_scan(&self) -> bool {
+        self.window >= MAX_WINDOW
+    }
+
+    /// The access pattern broke (a seek, a step backward): the next sequential miss reads
+    /// the smallest window again.
+    pub fn restart(&mut self) {
+        self.window = 0;
+    }
+
+    /// A buffer of `len` bytes for the window at `start`, reusing the last one's memory.
+    pub fn refill(&mut self, start: u64, len: usize) -> &mut [u8] {
+        self.start = start;
+        self.buf.clear();
+        self.buf.resize(len, 0);
+        &mut self.buf
+    }
+
+    /// Forgets the bytes (after a failed read), keeping the memory.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handle(offset: u64, size: u64) -> BlockHandle {
+        BlockHandle { offset, size }
+    }
+
+    #[test]
+    fn serves_only_blocks_wholly_inside_the_window() {
+        let mut r = Readahead::default();
+        let len = handle(0, 10).len_with_trailer() as usize;
+        r.refill(100, 3 * len).fill(7);
+        assert_eq!(r.raw(handle(100, 10)).map(<[u8]>::len), Some(len));
+        assert!(r.raw(handle(100 + 2 * len as u64, 10)).is_some());
+        assert!(
+            r.raw(handle(101 + 2 * len as u64, 10)).is_none(),
+            "runs past the end"
+        );
+        assert!(r.raw(handle(99, 10)).is_none(), "starts before the window");
+        r.clear();
+        assert!(r.raw(handle(100, 10)).is_none());
+    }
+
+    #[test]
+    fn the_window_doubles_up_to_its_bound_and_restarts() {
+        let mut r = Readahead::default();
+        assert_eq!(r.next_window(), MIN_WINDOW);
+        assert_eq!(r.next_window(), 2 * MIN_WINDOW);
+        for _ in 0..20 {
+            r.next_window();
+        }
+        assert_eq!(r.next_window(), MAX_WINDOW);
+        r.restart();
+        assert_eq!(r.next_window(), MIN_WINDOW);
+    }
+}
