@@ -71,8 +71,9 @@ impl OpenFile {
     }
 
     /// Data block `ord` (file-wide ordinal) for an iterator. `sequential`: the iterator read
-    /// block `ord - 1` last, moving forward; a cache miss then reads a window of the file
-    /// into `ahead` and later blocks are decoded from it (`sst/readahead.rs`).
+    /// block `ord - 1` last, moving forward; from the second such cache miss in a row on, a
+    /// miss reads a window of the file into `ahead` and later blocks are decoded from it
+    /// (`sst/readahead.rs`).
     pub(super) fn block_at(
         &self,
         ord: usize,
@@ -89,14 +90,15 @@ impl OpenFile {
         }
         self.src.check_handle(h)?;
         if ahead.raw(h).is_none() && sequential {
-            let len = ahead
-                .next_window()
-                .max(h.len_with_trailer())
-                .min(self.src.meta_limit - h.offset);
-            let buf = ahead.refill(h.offset, len as usize);
-            if let Err(e) = self.src.pread_scan_into(buf, h.offset) {
-                ahead.clear();
-                return Err(e);
+            if let Some(window) = ahead.next_window() {
+                let len = window
+                    .max(h.len_with_trailer())
+                    .min(self.src.meta_limit - h.offset);
+                let buf = ahead.refill(h.offset, len as usize);
+                if let Err(e) = self.src.pread_scan_into(buf, h.offset) {
+                    ahead.clear();
+                    return Err(e);
+                }
             }
         }
         let (block, long_scan) = match ahead.raw(h) {

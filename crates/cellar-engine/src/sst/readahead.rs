@@ -1,8 +1,9 @@
 //! Readahead inside one iterator: when an iterator moving forward misses the block cache on
 //! the block after the one it read last, it reads a window of the file with one pread and
-//! decodes the following blocks from it, instead of one pread per block. The window starts
-//! small and doubles with each sequential miss, so a short walk after a seek reads little
-//! more than it needs; a seek or a step backward starts over. A walk that reads the largest
+//! decodes the following blocks from it, instead of one pread per block. The first
+//! sequential miss after a seek still reads its block alone; from the second on, the window
+//! starts small and doubles with each miss, so a short walk after a seek (a range read of a
+//! few blocks) reads no more than it needs. A seek or a step backward starts over. A walk that reads the largest
 //! windows is a long scan, and its blocks are not kept in the block cache: it would evict
 //! them (and the point reads' hot set) before reading them again, and caching each costs a
 //! fresh allocation, a page fault per 4 KiB while the cache fills.
@@ -10,7 +11,7 @@
 
 use crate::sst::format::BlockHandle;
 
-/// The first window read after a sequential miss.
+/// The first window, read at the second sequential miss in a row.
 pub const MIN_WINDOW: u64 = 16 << 10;
 /// The largest window: the same bound as a coalesced `multi_get` read.
 pub const MAX_WINDOW: u64 = super::open_file::MAX_COALESCED_READ;
@@ -20,8 +21,10 @@ pub const MAX_WINDOW: u64 = super::open_file::MAX_COALESCED_READ;
 pub struct Readahead {
     start: u64,
     buf: Vec<u8>,
-    /// 0 until a sequential miss.
+    /// 0 until the second sequential miss in a row.
     window: u64,
+    /// A sequential miss happened since the last restart.
+    armed: bool,
 }
 
 impl Readahead {
@@ -33,10 +36,14 @@ impl Readahead {
             .get(usize::try_from(from).ok()?..usize::try_from(to).ok()?)
     }
 
-    /// The size of the window to read at a sequential miss: double the last one.
-    pub fn next_window(&mut self) -> u64 {
+    /// The size of the window to read at a sequential miss, double the last one; `None` at
+    /// the first sequential miss after a restart, which reads its block alone.
+    pub fn next_window(&mut self) -> Option<u64> {
+        if !std::mem::replace(&mut self.armed, true) {
+            return None;
+        }
         self.window = (self.window * 2).clamp(MIN_WINDOW, MAX_WINDOW);
-        self.window
+        Some(self.window)
     }
 
     /// Whether the walk has read windows up to the largest: a long scan, whose blocks are
@@ -49,6 +56,7 @@ impl Readahead {
     /// the smallest window again.
     pub fn restart(&mut self) {
         self.window = 0;
+        self.armed = false;
     }
 
     /// A buffer of `len` bytes for the window at `start`, reusing the last one's memory.
@@ -90,15 +98,23 @@ mod tests {
     }
 
     #[test]
-    fn the_window_doubles_up_to_its_bound_and_restarts() {
+    fn the_window_opens_at_the_second_miss_doubles_to_its_bound_and_restarts() {
         let mut r = Readahead::default();
-        assert_eq!(r.next_window(), MIN_WINDOW);
-        assert_eq!(r.next_window(), 2 * MIN_WINDOW);
+        assert_eq!(
+            r.next_window(),
+            None,
+            "the first sequential miss reads one block"
+        );
+        assert_eq!(r.next_window(), Some(MIN_WINDOW));
+        assert_eq!(r.next_window(), Some(2 * MIN_WINDOW));
         for _ in 0..20 {
             r.next_window();
         }
-        assert_eq!(r.next_window(), MAX_WINDOW);
+        assert_eq!(r.next_window(), Some(MAX_WINDOW));
+        assert!(r.is_long_scan());
         r.restart();
-        assert_eq!(r.next_window(), MIN_WINDOW);
+        assert!(!r.is_long_scan());
+        assert_eq!(r.next_window(), None);
+        assert_eq!(r.next_window(), Some(MIN_WINDOW));
     }
 }
