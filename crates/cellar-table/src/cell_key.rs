@@ -98,20 +98,6 @@ fn read_escaped(key: &[u8], mut pos: usize, out: &mut Vec<u8>) -> Result<usize, 
     }
 }
 
-/// Decodes a cell key into `row` and `qualifier` (both cleared first) and returns the
-/// timestamp. Buffers are reused, so a scan decodes without allocating.
-pub fn decode_cell_key_into(
-    key: &[u8],
-    row: &mut Vec<u8>,
-    qualifier: &mut Vec<u8>,
-) -> Result<u64, CellKeyError> {
-    row.clear();
-    qualifier.clear();
-    let pos = read_escaped(key, 0, row)?;
-    let pos = read_escaped(key, pos, qualifier)?;
-    read_timestamp(key, pos)
-}
-
 /// The timestamp of the key whose inverted timestamp starts at `pos`.
 fn read_timestamp(key: &[u8], pos: usize) -> Result<u64, CellKeyError> {
     let ts: [u8; TIMESTAMP_LEN] =
@@ -168,9 +154,9 @@ impl DecodedCellKey {
 
 /// Decodes a cell key into (row, qualifier, timestamp). Never panics, whatever the input.
 pub fn decode_cell_key(key: &[u8]) -> Result<(Vec<u8>, Vec<u8>, u64), CellKeyError> {
-    let (mut row, mut qualifier) = (Vec::new(), Vec::new());
-    let ts = decode_cell_key_into(key, &mut row, &mut qualifier)?;
-    Ok((row, qualifier, ts))
+    let mut d = DecodedCellKey::default();
+    d.decode(key)?;
+    Ok((d.row, d.qualifier, d.timestamp))
 }
 
 /// `[start, end)` holding every cell of `row` and nothing else.

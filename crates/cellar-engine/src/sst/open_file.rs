@@ -48,25 +48,16 @@ impl OpenFile {
             .cache_lookup(|c| c.get(self.src.file_number, h.offset))
     }
 
-    pub(super) fn data_block(
-        &self,
-        h: BlockHandle,
-        fill_cache: bool,
-        access: Access,
-    ) -> Result<Arc<Block>> {
+    /// Data block `h` for a point lookup: from the cache, else one read, which the cache
+    /// keeps under its admission rule for point reads (`cache/admission.rs`).
+    pub(super) fn point_block(&self, h: BlockHandle) -> Result<Arc<Block>> {
         if let Some(b) = self.cached_block(h) {
             return Ok(b);
         }
-        let block = Arc::new(self.src.read_block_as(h, access)?);
-        if fill_cache {
-            let cache = &self.src.cache;
-            match access {
-                Access::Point => {
-                    cache.insert_point_read(self.src.file_number, h.offset, block.clone())
-                }
-                Access::Scan => cache.insert(self.src.file_number, h.offset, block.clone()),
-            }
-        }
+        let block = Arc::new(self.src.read_block_as(h, Access::Point)?);
+        self.src
+            .cache
+            .insert_point_read(self.src.file_number, h.offset, block.clone());
         Ok(block)
     }
 
@@ -88,33 +79,40 @@ impl OpenFile {
         if let Some(b) = self.cached_block(h) {
             return Ok(b);
         }
-        self.src.check_handle(h)?;
-        if ahead.raw(h).is_none() && sequential {
+        if sequential && ahead.raw(h).is_none() {
             if let Some(window) = ahead.next_window() {
-                let len = window
-                    .max(h.len_with_trailer())
-                    .min(self.src.meta_limit - h.offset);
-                let buf = ahead.refill(h.offset, len as usize);
-                if let Err(e) = self.src.pread_scan_into(buf, h.offset) {
-                    ahead.clear();
-                    return Err(e);
-                }
+                self.read_window(h, window, ahead)?;
             }
         }
-        let (block, long_scan) = match ahead.raw(h) {
+        let block = match ahead.raw(h) {
             Some(raw) => {
                 let data = decode_block_slice(&self.src.path, h.offset, raw)?;
-                let block = Block::new(data, self.src.shared_path.clone(), h.offset)?;
-                (block, ahead.is_long_scan())
+                Block::new(data, self.src.shared_path.clone(), h.offset)?
             }
-            None => (self.src.read_block_as(h, Access::Scan)?, false),
+            None => self.src.read_block_as(h, Access::Scan)?,
         };
         let block = Arc::new(block);
-        if fill_cache && !long_scan {
+        // A long scan's blocks come from its windows; they are not kept.
+        if fill_cache && !ahead.is_long_scan() {
             let cache = &self.src.cache;
             cache.insert(self.src.file_number, h.offset, block.clone());
         }
         Ok(block)
+    }
+
+    /// Reads `window` bytes of the file from block `h` on (at least the block, at most up to
+    /// the footer) into `ahead`.
+    fn read_window(&self, h: BlockHandle, window: u64, ahead: &mut Readahead) -> Result<()> {
+        self.src.check_handle(h)?;
+        let len = window
+            .max(h.len_with_trailer())
+            .min(self.src.meta_limit - h.offset);
+        let buf = ahead.refill(h.offset, len as usize);
+        let read = self.src.pread_into(buf, h.offset, Access::Scan);
+        if read.is_err() {
+            ahead.clear();
+        }
+        read
     }
 
     /// Reads the missing `blocks` (ordinals and handles `ords`), one pread per run of blocks

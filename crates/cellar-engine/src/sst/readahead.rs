@@ -3,11 +3,12 @@
 //! decodes the following blocks from it, instead of one pread per block. The first
 //! sequential miss after a seek still reads its block alone; from the second on, the window
 //! starts small and doubles with each miss, so a short walk after a seek (a range read of a
-//! few blocks) reads no more than it needs. A seek or a step backward starts over. A walk that reads the largest
-//! windows is a long scan, and its blocks are not kept in the block cache: it would evict
-//! them (and the point reads' hot set) before reading them again, and caching each costs a
-//! fresh allocation, a page fault per 4 KiB while the cache fills.
-//! The rule and its measurement: docs/design/scan-readahead.md.
+//! few blocks) reads no more than it needs. A seek or a step backward starts over.
+//!
+//! A walk that reads the largest windows is a long scan, and its blocks are not kept in the
+//! block cache: it would evict them (and the point reads' hot set) before reading them
+//! again, and caching each costs a fresh allocation, a page fault per 4 KiB while the cache
+//! fills. The rule and its measurement: docs/design/scan-readahead.md.
 
 use crate::sst::format::BlockHandle;
 

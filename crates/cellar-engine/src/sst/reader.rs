@@ -248,7 +248,7 @@ impl SstReader {
         let found = match part.index.find(&target)? {
             None => None,
             Some(b) => {
-                let block = inner.data_block(part.index.handle(b)?, true, Access::Point)?;
+                let block = inner.point_block(part.index.handle(b)?)?;
                 lookup_in_block(&block, user_key, &target)?
             }
         };

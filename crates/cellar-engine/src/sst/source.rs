@@ -47,17 +47,14 @@ impl Source {
         self.pread_as(offset, len, Access::Point)
     }
 
-    /// Fills `buf` from `offset` as a scan read (readahead windows), counted as a device
-    /// read.
-    pub(super) fn pread_scan_into(&self, buf: &mut [u8], offset: u64) -> Result<()> {
-        self.file.read_exact_at_scan(buf, offset)?;
-        Counters::add(&self.counters.device_reads, 1);
-        Counters::add(&self.counters.device_read_bytes, buf.len() as u64);
-        Ok(())
-    }
-
     fn pread_as(&self, offset: u64, len: u64, access: Access) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len as usize];
+        self.pread_into(&mut buf, offset, access)?;
+        Ok(buf)
+    }
+
+    /// Fills `buf` from `offset`, counted as a device read.
+    pub(super) fn pread_into(&self, buf: &mut [u8], offset: u64, access: Access) -> Result<()> {
         let cached = match (access, &self.warmth) {
             // Point reads of a file that may still be warmed are timed: their wait is the
             // rent that decides when reading the file whole pays. The page cache probe is
@@ -66,22 +63,22 @@ impl Source {
             (Access::Point, Some(w)) if w.0.reads_disk() => {
                 let _in_flight = w.0.point_read();
                 let started = Instant::now();
-                let cached = self.read_point(&mut buf, offset)?;
+                let cached = self.read_point(buf, offset)?;
                 w.0.pay(started.elapsed());
                 cached
             }
-            (Access::Point, _) => self.read_point(&mut buf, offset)?,
+            (Access::Point, _) => self.read_point(buf, offset)?,
             (Access::Scan, _) => {
-                self.file.read_exact_at_scan(&mut buf, offset)?;
+                self.file.read_exact_at_scan(buf, offset)?;
                 false
             }
         };
         Counters::add(&self.counters.device_reads, 1);
-        Counters::add(&self.counters.device_read_bytes, len);
+        Counters::add(&self.counters.device_read_bytes, buf.len() as u64);
         if cached {
             Counters::add(&self.counters.page_cache_reads, 1);
         }
-        Ok(buf)
+        Ok(())
     }
 
     /// A point read that first asks for the bytes only if the page cache holds them, and
