@@ -27,7 +27,7 @@ run() { # run FILE ARGS...: the workload's command, its result file replaced
 
 workload() {
     case $1 in
-    db) run db-10m.jsonl db --engines cellar,rocksdb --num 10000000 --reads 1000000 \
+    db) run db-10m.jsonl db --engines cellar,rocksdb,fjall,lmdb --num 10000000 --reads 1000000 \
         --sync-ops 20000 --db-dir "$data/db" ;;
     ycsb) run ycsb-1m.jsonl ycsb --engines cellar,rocksdb,fjall,lmdb --records 1000000 \
         --operations 1000000 --db-dir "$data/ycsb" ;;
