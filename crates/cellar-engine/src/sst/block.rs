@@ -165,7 +165,10 @@ impl Block {
             restart_idx: 0,
             key: Vec::new(),
             value: (0, 0),
+            behind: Behind::default(),
             err: None,
+            #[cfg(test)]
+            decoded: 0,
         }
     }
 
@@ -231,7 +234,44 @@ pub struct BlockIter {
     restart_idx: usize,
     key: Vec<u8>,
     value: (usize, usize),
+    /// The entries before `current` in its restart interval, decoded by the last `prev`
+    /// that had to start over from a restart point (see [`Behind`]).
+    behind: Behind,
     err: Option<Error>,
+    /// Entries decoded so far (tests count the work of a walk).
+    #[cfg(test)]
+    decoded: usize,
+}
+
+/// The entries a backward walk has decoded and not yet returned. Keys are prefix-coded, so
+/// stepping back means decoding forward from a restart point; keeping what that decoded
+/// makes a walk over an interval of n entries decode each once instead of n²/2 times.
+#[derive(Default)]
+struct Behind {
+    /// Per entry, oldest first: its offset, the end of its key in `keys`, its value range
+    /// and the offset after it.
+    entries: Vec<BehindEntry>,
+    keys: Vec<u8>,
+}
+
+struct BehindEntry {
+    offset: usize,
+    key_end: usize,
+    value: (usize, usize),
+    next: usize,
+}
+
+impl Behind {
+    /// Whether the last entry kept is the one just before offset `current`. The block never
+    /// changes, so a kept entry that ends where the current one starts is its predecessor.
+    fn precedes(&self, current: usize) -> bool {
+        self.entries.last().is_some_and(|e| e.next == current)
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.keys.clear();
+    }
 }
 
 impl BlockIter {
@@ -275,6 +315,10 @@ impl BlockIter {
             self.fail("malformed block entry");
             return false;
         };
+        #[cfg(test)]
+        {
+            self.decoded += 1;
+        }
         if e.shared > self.key.len() {
             self.fail("entry shares more bytes than the previous key has");
             return false;
@@ -295,6 +339,69 @@ impl BlockIter {
             self.restart_idx += 1;
         }
         true
+    }
+}
+
+impl BlockIter {
+    /// Decodes the entries of `original`'s restart interval that come before it (the
+    /// previous interval's, when `original` starts one) into `behind`; false when there is
+    /// none (the iterator is then invalid) or the block is damaged.
+    fn decode_behind(&mut self, original: usize) -> bool {
+        // Back up to a restart strictly before the current entry.
+        loop {
+            match self.block.restart_point(self.restart_idx) {
+                Some(p) if p < original => break,
+                Some(_) if self.restart_idx > 0 => self.restart_idx -= 1,
+                Some(_) => {
+                    self.mark_invalid();
+                    return false;
+                }
+                None => {
+                    self.fail("restart point out of range");
+                    return false;
+                }
+            }
+        }
+        if !self.seek_to_restart(self.restart_idx) {
+            return false;
+        }
+        self.behind.clear();
+        while self.parse_next() {
+            let b = &mut self.behind;
+            b.keys.extend_from_slice(&self.key);
+            b.entries.push(BehindEntry {
+                offset: self.current,
+                key_end: b.keys.len(),
+                value: self.value,
+                next: self.next_off,
+            });
+            match self.next_off.cmp(&original) {
+                Ordering::Less => {}
+                Ordering::Equal => return true,
+                Ordering::Greater => {
+                    self.behind.clear();
+                    self.fail("restart array disagrees with entries");
+                    return false;
+                }
+            }
+        }
+        self.behind.clear();
+        false
+    }
+
+    /// Makes the last entry kept in `behind` the current one.
+    fn pop_behind(&mut self) {
+        let Some(e) = self.behind.entries.pop() else {
+            return;
+        };
+        let key_start = self.behind.entries.last().map_or(0, |p| p.key_end);
+        self.key.clear();
+        self.key
+            .extend_from_slice(&self.behind.keys[key_start..e.key_end]);
+        self.behind.keys.truncate(key_start);
+        self.current = e.offset;
+        self.next_off = e.next;
+        self.value = e.value;
     }
 }
 
@@ -366,29 +473,10 @@ impl InternalIterator for BlockIter {
             return;
         }
         let original = self.current;
-        // Back up to a restart strictly before the current entry, then scan forward to the
-        // entry that ends where the current one starts.
-        loop {
-            match self.block.restart_point(self.restart_idx) {
-                Some(p) if p < original => break,
-                Some(_) if self.restart_idx > 0 => self.restart_idx -= 1,
-                Some(_) => {
-                    self.mark_invalid();
-                    return;
-                }
-                None => return self.fail("restart point out of range"),
-            }
-        }
-        if !self.seek_to_restart(self.restart_idx) {
+        if !self.behind.precedes(original) && !self.decode_behind(original) {
             return;
         }
-        while self.parse_next() {
-            match self.next_off.cmp(&original) {
-                Ordering::Less => {}
-                Ordering::Equal => return,
-                Ordering::Greater => return self.fail("restart array disagrees with entries"),
-            }
-        }
+        self.pop_behind();
     }
 
     fn key(&self) -> &[u8] {
@@ -450,6 +538,42 @@ mod tests {
                 it.seek_for_prev(&t);
                 let want = keys.iter().rev().find(|k| compare_internal(k, &t).is_le());
                 assert_eq!(it.valid().then(|| it.key().to_vec()), want.cloned());
+            }
+            assert!(it.status().is_ok());
+        }
+    }
+
+    /// A backward walk decodes each restart interval once, whatever its length, and a walk
+    /// that turns back and forth returns every key with its own value.
+    #[test]
+    fn backward_walks_decode_each_interval_once() {
+        for interval in [1, 3, 16] {
+            let (block, keys) = build(64, interval);
+            let mut it = block.iter();
+            it.seek_to_last();
+            let before = it.decoded;
+            for k in keys.iter().rev() {
+                assert_eq!(it.key(), &k[..]);
+                assert_eq!(it.value(), &k[..3]);
+                it.prev();
+            }
+            assert!(!it.valid());
+            let walk = it.decoded - before;
+            assert!(
+                walk <= keys.len() + 1,
+                "interval {interval}: {walk} decodes"
+            );
+
+            // Two steps back, one forward, from the end to the start.
+            it.seek_to_last();
+            let mut at = keys.len() - 1;
+            while at >= 2 {
+                it.prev();
+                it.prev();
+                it.next();
+                at -= 1;
+                assert_eq!(it.key(), &keys[at][..], "interval {interval}");
+                assert_eq!(it.value(), &keys[at][..3]);
             }
             assert!(it.status().is_ok());
         }
