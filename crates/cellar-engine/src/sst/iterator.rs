@@ -8,7 +8,7 @@ use crate::sst::block::BlockIter;
 use std::sync::Arc;
 
 use crate::sst::open_file::OpenFile;
-use crate::sst::readahead::Readahead;
+use crate::sst::readahead::{Readahead, Step};
 use crate::types;
 
 /// Two-level iteration: the index (through its partitions, if any) picks a data block, a
@@ -25,7 +25,7 @@ pub struct SstIterator {
     err: Option<Error>,
     /// The current key restamped with the file's global sequence (ingested files only).
     key_buf: Vec<u8>,
-    /// Bytes read ahead of a forward walk over blocks the cache does not hold.
+    /// Bytes read ahead of a walk over blocks the cache does not hold.
     ahead: Readahead,
 }
 
@@ -109,10 +109,14 @@ impl SstIterator {
     }
 
     fn load(&mut self, i: usize) -> bool {
-        let sequential = self.data.is_some() && i == self.block_idx + 1;
+        let step = match self.data {
+            Some(_) if i == self.block_idx + 1 => Step::Forward,
+            Some(_) if i + 1 == self.block_idx => Step::Backward,
+            _ => Step::Jump,
+        };
         match self
             .file
-            .block_at(i, self.fill_cache, &mut self.ahead, sequential)
+            .block_at(i, self.fill_cache, &mut self.ahead, step)
         {
             Ok(b) => {
                 self.block_idx = i;

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::sst::block::Block;
 use crate::sst::format::{decode_block_slice, BlockHandle, Footer, Properties};
 use crate::sst::meta::Meta;
-use crate::sst::readahead::Readahead;
+use crate::sst::readahead::{Readahead, Step};
 use crate::sst::source::{Access, Source};
 use crate::stats::Counters;
 
@@ -70,12 +70,10 @@ impl OpenFile {
         ord: usize,
         fill_cache: bool,
         ahead: &mut Readahead,
-        sequential: bool,
+        step: Step,
     ) -> Result<Arc<Block>> {
         let h = self.meta.handle(&self.src, ord)?;
-        if !sequential {
-            ahead.restart();
-        }
+        let sequential = ahead.follow(step);
         if let Some(b) = self.cached_block(h) {
             return Ok(b);
         }
@@ -100,15 +98,15 @@ impl OpenFile {
         Ok(block)
     }
 
-    /// Reads `window` bytes of the file from block `h` on (at least the block, at most up to
-    /// the footer) into `ahead`.
+    /// Reads `window` bytes of the file into `ahead`: from block `h` on going forward,
+    /// ending with it going backward (at least the block, nothing past the footer's start).
     fn read_window(&self, h: BlockHandle, window: u64, ahead: &mut Readahead) -> Result<()> {
         self.src.check_handle(h)?;
-        let len = window
-            .max(h.len_with_trailer())
-            .min(self.src.meta_limit - h.offset);
-        let buf = ahead.refill(h.offset, len as usize);
-        let read = self.src.pread_into(buf, h.offset, Access::Scan);
+        let len = window.max(h.len_with_trailer());
+        let start = ahead.window_start(h, len);
+        let len = len.min(self.src.meta_limit - start);
+        let buf = ahead.refill(start, len as usize);
+        let read = self.src.pread_into(buf, start, Access::Scan);
         if read.is_err() {
             ahead.clear();
         }

@@ -591,11 +591,9 @@ fn writeback_hints_cover_the_file_once_per_threshold() {
     assert!(built.is_err(), "a failed writeback request fails the build");
 }
 
-/// A forward scan over uncached blocks reads windows that double up to the largest, not
-/// one block per read; the blocks of a short walk enter the block cache, those read once
-/// the walk is a long scan do not.
-#[test]
-fn scans_read_ahead_in_growing_windows_and_long_scans_bypass_the_cache() {
+/// A file of 40 K entries (about 270 blocks of 4 KiB) for the scan tests, opened with a
+/// cache that holds it all: its entries, reader, counters and size.
+fn scanned_file() -> (Entries, SstReader, Arc<Counters>, u64) {
     let entries: Entries = (0..40_000u64)
         .map(|i| {
             let key = make_internal_key(format!("user{i:08}").as_bytes(), 9, 1);
@@ -603,34 +601,56 @@ fn scans_read_ahead_in_growing_windows_and_long_scans_bypass_the_cache() {
         })
         .collect();
     let (bytes, summary) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
-    let file_size = summary.file_size;
     let (r, c) = open(bytes, 64 << 20).expect("open");
+    (entries, r, c, summary.file_size)
+}
+
+/// A scan of a file of `blocks` blocks made at most one read per largest window (and a few
+/// small ones while the window grew).
+fn assert_read_in_windows(scan_reads: u64, file_size: u64, blocks: u64) {
+    assert!(blocks > 200, "{blocks} blocks");
+    let windows = file_size / readahead::MAX_WINDOW + 6;
+    assert!(
+        scan_reads <= windows,
+        "{scan_reads} reads for {blocks} blocks"
+    );
+}
+
+/// The block holding internal key `kept` is in the cache, the one holding `left_out` is not.
+fn assert_kept_and_left_out(r: &SstReader, c: &Counters, kept: &[u8], left_out: &[u8]) {
+    let reads = || c.device_reads.load(Relaxed);
+    let before = reads();
+    let kept = crate::types::user_key(kept);
+    assert!(r.get(kept, MAX_SEQ).expect("get").is_some());
+    assert_eq!(
+        reads(),
+        before,
+        "a block read before the long scan is cached"
+    );
+    let left_out = crate::types::user_key(left_out);
+    assert!(r.get(left_out, MAX_SEQ).expect("get").is_some());
+    assert_eq!(
+        reads(),
+        before + 1,
+        "a long scan's block was left out of the cache"
+    );
+}
+
+/// A forward scan over uncached blocks reads windows that double up to the largest, not
+/// one block per read; the blocks of a short walk enter the block cache, those read once
+/// the walk is a long scan do not.
+#[test]
+fn scans_read_ahead_in_growing_windows_and_long_scans_bypass_the_cache() {
+    let (entries, r, c, file_size) = scanned_file();
     let blocks = r.properties().num_data_blocks;
     let reads = || c.device_reads.load(Relaxed);
 
     let before = reads();
     assert_eq!(collect_forward(&mut r.iter()), entries);
-    let scan_reads = reads() - before;
-    let windows = file_size / readahead::MAX_WINDOW + 6;
-    assert!(blocks > 200, "{blocks} blocks");
-    assert!(
-        scan_reads <= windows,
-        "{scan_reads} reads for {blocks} blocks"
-    );
-
-    // The first blocks were read before the walk became a long scan: cached.
-    let before = reads();
-    let first = crate::types::user_key(&entries[0].0);
-    assert!(r.get(first, MAX_SEQ).expect("get").is_some());
-    assert_eq!(reads(), before, "the first block is cached");
-    // The last ones were not.
-    let last = crate::types::user_key(&entries[entries.len() - 1].0);
-    assert!(r.get(last, MAX_SEQ).expect("get").is_some());
-    assert_eq!(
-        reads(),
-        before + 1,
-        "the last block was left out of the cache"
-    );
+    assert_read_in_windows(reads() - before, file_size, blocks);
+    // The first blocks were read before the walk became a long scan: cached. The last ones
+    // were not.
+    assert_kept_and_left_out(&r, &c, &entries[0].0, &entries[entries.len() - 1].0);
 
     // A short walk after a seek: a few small reads, and its blocks are kept.
     let middle = &entries[entries.len() / 2].0;
@@ -647,4 +667,29 @@ fn scans_read_ahead_in_growing_windows_and_long_scans_bypass_the_cache() {
     let before = reads();
     walk(&mut r.iter());
     assert_eq!(reads(), before, "the short walk's blocks are cached");
+}
+
+/// A walk backward reads windows that end at the block it missed, growing as a forward
+/// walk's do, and a long one keeps its blocks out of the cache.
+#[test]
+fn backward_scans_read_ahead_and_long_ones_bypass_the_cache() {
+    let (entries, r, c, file_size) = scanned_file();
+    let blocks = r.properties().num_data_blocks;
+    let reads = || c.device_reads.load(Relaxed);
+
+    let before = reads();
+    let mut it = r.iter();
+    it.seek_to_last();
+    let mut got = Vec::new();
+    while it.valid() {
+        got.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    assert!(it.status().is_ok());
+    got.reverse();
+    assert_eq!(got, entries);
+    assert_read_in_windows(reads() - before, file_size, blocks);
+    // The last blocks were read before the walk became a long scan: cached. The first ones
+    // were not.
+    assert_kept_and_left_out(&r, &c, &entries[entries.len() - 1].0, &entries[0].0);
 }
