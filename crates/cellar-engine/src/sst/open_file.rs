@@ -61,10 +61,10 @@ impl OpenFile {
         Ok(block)
     }
 
-    /// Data block `ord` (file-wide ordinal) for an iterator. `sequential`: the iterator read
-    /// block `ord - 1` last, moving forward; from the second such cache miss in a row on, a
-    /// miss reads a window of the file into `ahead` and later blocks are decoded from it
-    /// (`sst/readahead.rs`).
+    /// Data block `ord` (file-wide ordinal) for an iterator. `step`: how the iterator got
+    /// here from the block it read last (the next one, the previous one, or a jump); from the
+    /// second cache miss in a row in one direction on, a miss reads a window of the file into
+    /// `ahead` and the next blocks that way are decoded from it (`sst/readahead.rs`).
     pub(super) fn block_at(
         &self,
         ord: usize,
