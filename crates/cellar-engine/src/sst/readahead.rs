@@ -69,7 +69,7 @@ impl Readahead {
 
     /// The access pattern broke (a seek, a turn): the next sequential miss reads the
     /// smallest window again.
-    pub fn restart(&mut self) {
+    fn restart(&mut self) {
         self.window = 0;
         self.armed = false;
     }
