@@ -74,6 +74,12 @@ fn print_totals(
     writeln!(out, "bytes: {bytes} (valid prefix {})", log.valid_len)?;
     if let Some(e) = damage {
         writeln!(out, "ERROR {e}")?;
+    } else if log.dropped_tail_bytes > 0 && log.unwritten_gap {
+        writeln!(
+            out,
+            "unwritten page: {} bytes dropped at offset {}, where a record runs into zeros up to a page boundary with more bytes after it (pages of a mapped WAL written back out of order before a power loss; recovery discards them if the WAL was never synced, and reports corruption otherwise)",
+            log.dropped_tail_bytes, log.valid_len
+        )?;
     } else if log.dropped_tail_bytes > 0 && log.unwritten_tail {
         writeln!(
             out,
@@ -96,7 +102,7 @@ pub fn wal(path: &Path, out: &mut dyn Write) -> CliResult<Outcome> {
     let bytes = read_input(path)?;
     writeln!(out, "wal: {}", path.display())?;
     let (log, damage) = read_up_to_damage(&bytes, |b| {
-        read_log(b, path, LogKind::Wal, TailPolicy::TolerateTornTail)
+        read_log(b, path, LogKind::Wal, TailPolicy::TolerateUnwrittenPages)
     })?;
     print_header(out, &bytes, &log)?;
     let mut outcome = if damage.is_some() {

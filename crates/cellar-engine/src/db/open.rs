@@ -16,7 +16,7 @@ use super::{flush, write, BgState, DbInner, ManifestSink, ManifestState, SuperVe
 use crate::batch::decode_batch;
 use crate::cache::{BlockCache, WarmUp};
 use crate::error::{Error, Result};
-use crate::log::{read_log, LogKind, LogWriter, TailPolicy};
+use crate::log::{read_log, LogContents, LogKind, LogWriter, TailPolicy};
 use crate::manifest::{
     manifest_file_name, parse_file_name, read_current, read_manifest, wal_file_name, write_current,
     FileKind, VersionEdit,
@@ -155,7 +155,8 @@ fn open_directory(dir: &Path, opts: Options) -> Result<DbInner> {
     meta.last_sequence = last_seq;
     meta.next_file_number = next_file.load(Ordering::SeqCst);
     let manifest_writer = write_new_manifest(&*vfs, dir, &meta, manifest_number)?;
-    let wal_writer = create_wal(&*vfs, dir, wal_number)?;
+    let mapped = matches!(opts.storage, StorageLayout::Directory);
+    let wal_writer = create_wal(&*vfs, dir, wal_number, mapped)?;
 
     let mut open_files = HashMap::new();
     let version = Version::build(&meta, &mut open_files, &mut |f| {
@@ -397,8 +398,10 @@ pub(super) fn replay_wals(
     let mut expected_seq: Option<u64> = None;
     for (i, n) in wals.iter().enumerate() {
         let path = dir.join(wal_file_name(*n));
-        let bytes = vfs.read_all(&path)?;
-        let contents = read_log(&bytes, &path, LogKind::Wal, TailPolicy::TolerateTornTail)?;
+        let (bytes, contents) = read_wal(vfs, &path)?;
+        if contents.unwritten_gap {
+            check_gap_is_unsynced(&bytes, &path, opts, &contents)?;
+        }
         for (j, (offset, rec)) in contents.payloads(&bytes).enumerate() {
             let b = decode_batch(rec, &path, offset)?;
             if let Some(e) = expected_seq.filter(|e| b.seq != *e) {
@@ -448,13 +451,56 @@ pub(super) fn replay_wals(
     Ok((recovered, last_seq))
 }
 
+/// Reads the WAL at `path` for recovery: a torn tail, or unwritten pages (which the caller
+/// checks with [`check_gap_is_unsynced`]), end it.
+fn read_wal(vfs: &dyn Vfs, path: &Path) -> Result<(Vec<u8>, LogContents)> {
+    let bytes = vfs.read_all(path)?;
+    let contents = read_log(
+        &bytes,
+        path,
+        LogKind::Wal,
+        TailPolicy::TolerateUnwrittenPages,
+    )?;
+    Ok((bytes, contents))
+}
+
+/// A WAL whose records stop at a page left unwritten before later bytes
+/// (`LogContents::unwritten_gap`) was cut by a power loss only if nothing in it was ever
+/// synced: a mapped WAL's pages reach the disk in any order until an fdatasync writes them
+/// all. That is a directory database's WAL without a synced-predecessors record: its first
+/// sync writes one (`db::wal`), and a sync of it from a later WAL leaves one there, which
+/// `replay_wals` checks as for any cut. Anywhere else the gap is damage.
+fn check_gap_is_unsynced(
+    bytes: &[u8],
+    path: &Path,
+    opts: &Options,
+    contents: &LogContents,
+) -> Result<()> {
+    let damage = || {
+        Error::corruption(
+            path,
+            contents.valid_len,
+            "a record runs into a page of zeros with more of the WAL after it, in a WAL that \
+             was synced",
+        )
+    };
+    if !matches!(opts.storage, StorageLayout::Directory) {
+        return Err(damage());
+    }
+    for (offset, rec) in contents.payloads(bytes) {
+        if decode_batch(rec, path, offset)?.is_synced_predecessors() {
+            return Err(damage());
+        }
+    }
+    Ok(())
+}
+
 /// Whether any of `wals` holds a synced-predecessors record (an empty batch, `db::wal`):
 /// every WAL before it was synced whole.
 fn later_wal_is_marked(vfs: &dyn Vfs, dir: &Path, wals: &[u64]) -> Result<bool> {
     for n in wals {
         let path = dir.join(wal_file_name(*n));
-        let bytes = vfs.read_all(&path)?;
-        let contents = read_log(&bytes, &path, LogKind::Wal, TailPolicy::TolerateTornTail)?;
+        let (bytes, contents) = read_wal(vfs, &path)?;
         for (offset, rec) in contents.payloads(&bytes) {
             if decode_batch(rec, &path, offset)?.is_synced_predecessors() {
                 return Ok(true);
@@ -513,10 +559,21 @@ fn write_new_manifest(
     Ok(manifest_writer)
 }
 
-/// Creates the WAL new writes go to, synced with its directory.
-pub(super) fn create_wal(vfs: &dyn Vfs, dir: &Path, wal_number: u64) -> Result<LogWriter> {
+/// Creates the WAL new writes go to, synced with its directory; `mapped`: appended through
+/// a memory map (`Vfs::create_mapped`), for a WAL that is not synced (`db::wal`).
+pub(super) fn create_wal(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    wal_number: u64,
+    mapped: bool,
+) -> Result<LogWriter> {
     let wal_path = dir.join(wal_file_name(wal_number));
-    let mut wal_writer = LogWriter::new(vfs.create(&wal_path)?, wal_path, LogKind::Wal)?;
+    let file = if mapped {
+        vfs.create_mapped(&wal_path)?
+    } else {
+        vfs.create(&wal_path)?
+    };
+    let mut wal_writer = LogWriter::new(file, wal_path, LogKind::Wal)?;
     wal_writer.sync()?;
     vfs.sync_dir(dir)?;
     Ok(wal_writer)

@@ -134,7 +134,7 @@ fn try_open(
             dir.display()
         ))));
     }
-    let wal_writer = create_wal(&**wal_vfs, wal_dir, wal_number)?;
+    let wal_writer = create_wal(&**wal_vfs, wal_dir, wal_number, false)?;
     let mut open_files = HashMap::new();
     let version = Version::build(&meta, &mut open_files, &mut |f| {
         open_table(&vfs, dir, opts, &cache, &counters, f)
@@ -191,7 +191,7 @@ fn try_open_object_wal(dir: &Path, opts: &Options) -> std::result::Result<Opened
     remove_replayed_wal_objects(&*vfs, dir, &below, &fences);
 
     let wal_vfs: Arc<dyn Vfs> = Arc::new(ObjectWal::new(Arc::clone(&vfs), dir, epoch, fence + 1));
-    let wal_writer = create_wal(&*wal_vfs, dir, wal_number)?;
+    let wal_writer = create_wal(&*wal_vfs, dir, wal_number, false)?;
     let mut open_files = HashMap::new();
     let version = Version::build(&meta, &mut open_files, &mut |f| {
         open_table(&vfs, dir, opts, &cache, &counters, f)

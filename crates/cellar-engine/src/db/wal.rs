@@ -93,13 +93,23 @@ impl WalState {
     }
 
     /// Ends the current WAL, whose memtable is being frozen: synced and cut back to its
-    /// last record once the database syncs, otherwise only handed to the OS.
+    /// last record once the database syncs, otherwise handed to the OS and cut back
+    /// unsynced.
     pub fn end_current(&mut self) -> Result<()> {
         if self.syncing {
             self.writer.finish()
         } else {
-            self.writer.flush()
+            self.writer.finish_unsynced()
         }
+    }
+
+    /// Whether the next WAL is appended through a memory map (`Vfs::create_mapped`): while
+    /// nothing syncs, every write hands its record to the OS on its own, and a copy into a
+    /// mapped page costs a fraction of a `write(2)` (docs/design/mapped-wal.md). A database
+    /// that syncs gets written WALs, whose fdatasync the reserved space and writeback
+    /// requests already keep short.
+    pub fn maps_next(&self) -> bool {
+        !self.syncing
     }
 
     /// Makes `writer` (WAL `number`, created for the next memtable) the current WAL; the
@@ -207,6 +217,35 @@ mod tests {
         wal.end_current().expect("end");
         wal.switch_to(writer(&vfs, "3.wal"), 3, &opts);
         assert!(wal.unsynced_older().is_empty());
+    }
+
+    /// Until the database syncs, its WALs are mapped; a frozen one is cut back to its last
+    /// record without a sync. From the first sync on, new WALs are written.
+    #[test]
+    fn unsynced_wals_are_mapped_and_cut_back_when_frozen() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| crate::error::Error::io("tempdir", e))?;
+        let vfs = crate::vfs::RealVfs;
+        let opts = Options::default();
+        let path = dir.path().join("000001.wal");
+        let w = LogWriter::new(vfs.create_mapped(&path)?, path.clone(), LogKind::Wal)?;
+        let mut wal = WalState::new(w, 1, 0, &opts);
+        assert!(wal.maps_next());
+        wal.writer.add_record(b"a record")?;
+        wal.writer.flush()?;
+        let reserved = vfs.file_size(&path)?;
+        assert!(
+            reserved > wal.writer.file_size(),
+            "the mapped WAL reserves ahead"
+        );
+        wal.end_current()?;
+        assert_eq!(vfs.file_size(&path)?, wal.writer.file_size(), "cut back");
+        assert!(wal.writer.has_unsynced(), "without a sync");
+        let next = dir.path().join("000002.wal");
+        let w = LogWriter::new(vfs.create_mapped(&next)?, next, LogKind::Wal)?;
+        wal.switch_to(w, 2, &opts);
+        wal.sync(&opts, 1)?;
+        assert!(!wal.maps_next(), "a database that synced writes its WALs");
+        Ok(())
     }
 
     #[test]

@@ -463,7 +463,12 @@ impl DbInner {
             wal.end_current()?;
             let number = self.alloc_file_number();
             let path = self.wal_path(number);
-            let mut writer = LogWriter::new(self.wal_vfs.create(&path)?, path, LogKind::Wal)?;
+            let file = if wal.maps_next() {
+                self.wal_vfs.create_mapped(&path)?
+            } else {
+                self.wal_vfs.create(&path)?
+            };
+            let mut writer = LogWriter::new(file, path, LogKind::Wal)?;
             writer.flush()?;
             self.wal_vfs.sync_dir(&self.wal_dir)?;
             Ok::<_, Error>((writer, number))

@@ -24,6 +24,11 @@ pub enum TailPolicy {
     TolerateTornTail,
     /// Report it as corruption: right for checking a file that must be complete.
     Strict,
+    /// `TolerateTornTail`, and also drop the records from a page left unwritten before
+    /// later bytes ([`LogContents::unwritten_gap`]): what a power loss leaves of a WAL
+    /// appended through a memory map. Only for a caller that then checks nothing in the
+    /// log was ever synced (WAL recovery) or that reports what it found (`cellar check`).
+    TolerateUnwrittenPages,
 }
 
 /// One record: where its header starts in the file and where its payload lies in the
@@ -58,6 +63,12 @@ pub struct LogContents {
     /// records (the newest WAL, `LogWriter::set_preallocate_bytes`) or allocated by a file
     /// system that crashed before the data reached it — rather than a write cut short.
     pub unwritten_tail: bool,
+    /// The dropped tail starts where a page the file was written through was left
+    /// unwritten while later bytes were written (a log appended through a memory map is
+    /// written back a page at a time, in any order: [`runs_into_unwritten_page`]). Only
+    /// under `TolerateTornTail`, and only a caller that knows nothing in the log was
+    /// synced may take it for a torn tail; every other caller reports it as damage.
+    pub unwritten_gap: bool,
 }
 
 impl LogContents {
@@ -74,6 +85,7 @@ impl LogContents {
             valid_len: 0,
             dropped_tail_bytes: bytes.len() as u64,
             unwritten_tail: !bytes.is_empty() && zero_suffix_start(bytes) == 0,
+            unwritten_gap: false,
         }
     }
 }
@@ -101,13 +113,19 @@ pub fn read_log(bytes: &[u8], path: &Path, kind: LogKind, tail: TailPolicy) -> R
         };
         let zeros_from = zero_suffix_start(bytes);
         let torn = is_torn_tail(bytes, pos, zeros_from);
-        return match (torn, tail) {
-            (true, TailPolicy::TolerateTornTail) => Ok(LogContents {
-                records,
-                valid_len: pos as u64,
-                dropped_tail_bytes: (bytes.len() - pos) as u64,
-                unwritten_tail: zeros_from <= pos,
-            }),
+        let gap = !torn
+            && tail == TailPolicy::TolerateUnwrittenPages
+            && runs_into_unwritten_page(bytes, pos, zeros_from);
+        return match (torn || gap, tail) {
+            (true, TailPolicy::TolerateTornTail | TailPolicy::TolerateUnwrittenPages) => {
+                Ok(LogContents {
+                    records,
+                    valid_len: pos as u64,
+                    dropped_tail_bytes: (bytes.len() - pos) as u64,
+                    unwritten_tail: zeros_from <= pos,
+                    unwritten_gap: gap,
+                })
+            }
             (true, TailPolicy::Strict) => Err(Error::corruption(
                 path,
                 pos as u64,
@@ -121,6 +139,7 @@ pub fn read_log(bytes: &[u8], path: &Path, kind: LogKind, tail: TailPolicy) -> R
         valid_len: pos as u64,
         dropped_tail_bytes: 0,
         unwritten_tail: false,
+        unwritten_gap: false,
     })
 }
 
@@ -147,8 +166,21 @@ fn check_header(
     let nothing_after = bytes
         .get(FILE_HEADER_LEN..)
         .is_none_or(|rest| rest.iter().all(|&b| b == 0));
-    if torn_like && tail == TailPolicy::TolerateTornTail && nothing_after {
+    if torn_like && tail != TailPolicy::Strict && nothing_after {
         return Ok(Some(LogContents::empty(bytes)));
+    }
+    // The first page of a mapped log written back before its header was, and later pages
+    // after it: the header page is zero after the header's written bytes.
+    let first_page_rest = bytes.get(FILE_HEADER_LEN..PAGE_BYTES.min(bytes.len()));
+    if torn_like
+        && tail == TailPolicy::TolerateUnwrittenPages
+        && first_page_rest.is_some_and(|rest| rest.iter().all(|&b| b == 0))
+    {
+        return Ok(Some(LogContents {
+            unwritten_tail: false,
+            unwritten_gap: true,
+            ..LogContents::empty(bytes)
+        }));
     }
     if have.len() < FILE_HEADER_LEN {
         let reason = if torn_like {
@@ -270,6 +302,41 @@ fn is_torn_tail(bytes: &[u8], pos: usize, zeros_from: usize) -> bool {
         }
         Err(_) => true,
     }
+}
+
+/// The page size of the file systems a log is mapped from: a mapped file is written back a
+/// page at a time.
+const PAGE_BYTES: usize = 4096;
+
+/// Whether the bad record at `pos` runs into a page a power loss left older than the
+/// bytes after it. A log appended through a shared memory map (`Vfs::create_mapped`) has
+/// its pages written back one by one, in any order, and a page may have been written back
+/// once before its last records were copied into it. So what a power loss leaves is, page
+/// by page, some earlier state of it: the page's final bytes cut short and zeros after
+/// them up to the page's end, while later pages may be whole. Its signature: in a page the
+/// record reaches, the record's last byte there and everything after it up to the page's
+/// end are zero, with more of the file after that page. The record's header need not be
+/// intact (its length may be garbage), so the page holding `pos` is always looked at. A
+/// record damaged in some other way matches only if its bytes end in zeros at a page
+/// boundary, which is why only a log known never to have been synced may be cut there
+/// ([`LogContents::unwritten_gap`]). `zeros_from` is [`zero_suffix_start`] of `bytes`:
+/// zeros up to the end are the other rules' business.
+fn runs_into_unwritten_page(bytes: &[u8], pos: usize, zeros_from: usize) -> bool {
+    let len = get_u32(bytes, pos + 4).map_or(0, |l| l as usize);
+    let record_end = pos
+        .saturating_add(RECORD_HEADER_LEN)
+        .saturating_add(len)
+        .min(zeros_from);
+    let mut page = pos / PAGE_BYTES * PAGE_BYTES;
+    while page < record_end && page + PAGE_BYTES < zeros_from {
+        let page_end = page + PAGE_BYTES;
+        let last_here = record_end.min(page_end) - 1;
+        if bytes[last_here.max(pos)..page_end].iter().all(|&b| b == 0) {
+            return true;
+        }
+        page = page_end;
+    }
+    false
 }
 
 /// Trailing zero bytes of a payload that [`checksums_shorter`] tries every length over.

@@ -506,3 +506,68 @@ fn last_length_made_larger_in_reserved_space_is_damage() -> Result<()> {
     );
     Ok(())
 }
+
+fn pages_tolerant(bytes: &[u8]) -> Result<LogContents> {
+    read_log(
+        bytes,
+        &path(),
+        LogKind::Wal,
+        TailPolicy::TolerateUnwrittenPages,
+    )
+}
+
+/// What a power loss leaves of a log appended through a memory map: a page cut short and
+/// zero up to its end, with later pages written. `TolerateUnwrittenPages` drops the
+/// records from the cut on and says so (`unwritten_gap`); the other policies call it
+/// damage. Damage without such zeros is damage under every policy.
+#[test]
+fn a_page_left_unwritten_before_later_bytes_is_dropped_only_when_asked() -> Result<()> {
+    let payloads: Vec<Vec<u8>> = (1..=14u8).map(|i| vec![i; 1000]).collect();
+    let (bytes, offsets) = write_log(LogKind::Wal, &payloads)?;
+    assert!(bytes.len() > 3 * 4096);
+    let record_of = |at: u64| offsets.iter().rposition(|&o| o <= at).expect("record");
+    // (start of the zeros, page boundary they end at): a page cut inside a record, a whole
+    // page, a page cut right at a record's header, one zero byte before the boundary.
+    let page_ends = [4096u64, 8192, 12288];
+    let cases = [
+        (2000, page_ends[0]),
+        (page_ends[0], page_ends[1]),
+        (offsets[9], page_ends[2]),
+        (page_ends[1] - 1, page_ends[1]),
+    ];
+    for (from, to) in cases {
+        let mut b = bytes.clone();
+        b[from as usize..to as usize].fill(0);
+        let first_bad = record_of(from);
+        let c = pages_tolerant(&b)?;
+        assert!(c.unwritten_gap, "zeros {from}..{to}");
+        assert_eq!(c.records.len(), first_bad, "zeros {from}..{to}");
+        assert_eq!(c.valid_len, offsets[first_bad]);
+        assert_eq!(payloads_of(&c, &b), payloads[..first_bad].to_vec());
+        assert!(matches!(tolerant(&b), Err(Error::Corruption { .. })));
+        assert!(matches!(strict(&b), Err(Error::Corruption { .. })));
+    }
+
+    // The header's page written back before the header was: the whole log is dropped.
+    let mut b = bytes.clone();
+    b[..4096].fill(0);
+    let c = pages_tolerant(&b)?;
+    assert!(c.unwritten_gap && c.records.is_empty() && c.valid_len == 0);
+    assert!(matches!(tolerant(&b), Err(Error::Corruption { .. })));
+
+    // A flipped byte with no zeros before a page boundary: damage.
+    let mut b = bytes.clone();
+    b[offsets[5] as usize + 20] ^= 0x40;
+    assert!(matches!(pages_tolerant(&b), Err(Error::Corruption { .. })));
+    // Zeros that do not reach a page boundary: damage too.
+    let mut b = bytes.clone();
+    b[5000..5100].fill(0);
+    assert!(matches!(pages_tolerant(&b), Err(Error::Corruption { .. })));
+    // Zeros from a sector boundary to the end of the file are the plain torn tail.
+    let mut b = bytes.clone();
+    b[6144..].fill(0);
+    let c = pages_tolerant(&b)?;
+    assert!(!c.unwritten_gap);
+    assert_eq!(c.records.len(), record_of(6144));
+    Ok(())
+}

@@ -156,7 +156,7 @@ impl LogWriter {
     /// space this is `sync` alone.
     pub fn finish(&mut self) -> Result<()> {
         self.sync()?;
-        if self.reserved <= self.flushed {
+        if self.reserved <= self.flushed && !self.file.reserves_ahead() {
             return Ok(());
         }
         let r = self.file.trim().and_then(|()| self.file.sync());
@@ -165,6 +165,21 @@ impl LogWriter {
             return Err(e);
         }
         self.reserved = self.flushed;
+        Ok(())
+    }
+
+    /// `flush`, then cuts off the space the file reserved by itself past the last record
+    /// (`WritableFile::reserves_ahead`), without a sync: a log that will get no more records
+    /// and that nobody syncs. Its size change reaches the disk with the kernel's writeback.
+    pub fn finish_unsynced(&mut self) -> Result<()> {
+        self.flush()?;
+        if !self.file.reserves_ahead() {
+            return Ok(());
+        }
+        if let Err(e) = self.file.trim() {
+            self.failed = Some(e.clone());
+            return Err(e);
+        }
         Ok(())
     }
 

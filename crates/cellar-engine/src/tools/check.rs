@@ -252,12 +252,19 @@ impl Checker<'_> {
         for (i, n) in live.iter().enumerate() {
             let path = self.path(&wal_file_name(*n));
             let newest = i + 1 == live.len();
-            let verdict = match verify_wal(self.vfs, &path, TailPolicy::TolerateTornTail) {
+            let verdict = match verify_wal(self.vfs, &path, TailPolicy::TolerateUnwrittenPages) {
                 // Zeros after the last record of the newest WAL are space it reserved ahead
                 // (or a crash left allocated), not a lost write: nothing to warn about.
                 Ok(log) if log.dropped_tail_bytes == 0 || (newest && log.unwritten_tail) => {
                     Verdict::Ok
                 }
+                Ok(log) if log.unwritten_gap => Verdict::Warn(format!(
+                    "records stop at offset {} where a page was left unwritten before later \
+                     bytes ({} bytes after it; a power loss while the WAL's pages were \
+                     written back): recovery drops them if the WAL was never synced, and \
+                     reports corruption otherwise",
+                    log.valid_len, log.dropped_tail_bytes
+                )),
                 Ok(log) if newest => Verdict::Warn(format!(
                     "torn tail of {} bytes at offset {} in the newest WAL \
                      (a write cut short by a crash; recovery drops it)",

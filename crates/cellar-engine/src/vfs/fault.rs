@@ -205,6 +205,9 @@ impl WritableFile for FaultWritable {
         tick(&self.faults, IoKind::Write, &self.path)?;
         self.inner.trim()
     }
+    fn reserves_ahead(&self) -> bool {
+        self.inner.reserves_ahead()
+    }
     fn len(&self) -> u64 {
         self.inner.len()
     }
@@ -234,6 +237,16 @@ impl Vfs for FaultVfs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         self.tick(IoKind::Create, path)?;
         let inner = self.inner.create(path)?;
+        Ok(Box::new(FaultWritable {
+            inner,
+            faults: self.faults.clone(),
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.tick(IoKind::Create, path)?;
+        let inner = self.inner.create_mapped(path)?;
         Ok(Box::new(FaultWritable {
             inner,
             faults: self.faults.clone(),

@@ -15,6 +15,7 @@ use crate::error::Result;
 mod fault;
 #[cfg(test)]
 pub(crate) mod hints;
+mod mapped;
 mod mem;
 mod real;
 
@@ -53,6 +54,11 @@ pub trait WritableFile: Send {
     /// any size change it is durable after the next `sync`.
     fn trim(&mut self) -> Result<()> {
         Ok(())
+    }
+    /// Whether the file reserves space past its appends by itself (a file from
+    /// [`Vfs::create_mapped`]), which `trim` cuts off.
+    fn reserves_ahead(&self) -> bool {
+        false
     }
     /// Bytes appended so far.
     fn len(&self) -> u64;
@@ -106,6 +112,14 @@ pub enum CreateOutcome {
 pub trait Vfs: Send + Sync + 'static {
     /// Creates (or truncates) a file for appending.
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Creates (or truncates) a file for many small appends, each of which must reach the
+    /// OS before the caller goes on (the WAL of unsynced writes). A Vfs that can map files
+    /// appends through a shared memory map, a copy with no system call, and reserves the
+    /// file's space ahead of the appends: the file reads as zeros past them until `trim`
+    /// (`reserves_ahead`). The default is `create`.
+    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
     /// Opens a file for positional reads. `direct` asks for O_DIRECT (page cache bypassed);
     /// a Vfs without such a mode ignores it.
     fn open_read(&self, path: &Path, direct: bool) -> Result<Arc<dyn RandomAccessFile>>;

@@ -1,7 +1,7 @@
 //! The operating system's file system.
 
 // Unsafe code here: system calls std does not wrap (`fallocate`, `posix_fadvise`, `preadv2`,
-// `flock`).
+// `flock`, `sync_file_range`).
 #![allow(unsafe_code)]
 
 use std::fs::{File, OpenOptions};
@@ -40,26 +40,7 @@ impl WritableFile for RealWritable {
         self.file.sync_data().map_err(|e| Error::io(&self.path, e))
     }
     fn start_writeback(&mut self, offset: u64, len: u64) -> Result<()> {
-        let (Ok(offset), Ok(len)) = (
-            libc::off64_t::try_from(offset),
-            libc::off64_t::try_from(len),
-        ) else {
-            return Ok(());
-        };
-        // SAFETY: the descriptor is open for the life of `self.file`; the call only reads
-        // its arguments.
-        let rc = unsafe {
-            libc::sync_file_range(
-                self.file.as_raw_fd(),
-                offset,
-                len,
-                libc::SYNC_FILE_RANGE_WRITE,
-            )
-        };
-        if rc != 0 {
-            return Err(Error::io(&self.path, std::io::Error::last_os_error()));
-        }
-        Ok(())
+        start_writeback(&self.file, &self.path, offset, len)
     }
     fn preallocate(&mut self, len: u64) -> Result<()> {
         let Ok(len) = libc::off64_t::try_from(len) else {
@@ -91,6 +72,26 @@ impl WritableFile for RealWritable {
     fn len(&self) -> u64 {
         self.len
     }
+}
+
+/// Asks the OS to start writing `len` bytes of `file` at `offset` to the disk, without
+/// waiting (`sync_file_range(SYNC_FILE_RANGE_WRITE)`); see `WritableFile::start_writeback`.
+pub(super) fn start_writeback(file: &File, path: &str, offset: u64, len: u64) -> Result<()> {
+    let (Ok(offset), Ok(len)) = (
+        libc::off64_t::try_from(offset),
+        libc::off64_t::try_from(len),
+    ) else {
+        return Ok(());
+    };
+    // SAFETY: the descriptor is open for the life of `file`; the call only reads its
+    // arguments.
+    let rc = unsafe {
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
+    };
+    if rc != 0 {
+        return Err(Error::io(path, std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
 
 /// Point reads and scans go through different open file descriptions because the kernel
@@ -299,6 +300,30 @@ impl Vfs for RealVfs {
             len: 0,
             no_fallocate: false,
         }))
+    }
+
+    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let name = path.display().to_string();
+        Ok(
+            match super::mapped::MappedWritable::new(file, name.clone())? {
+                Ok(mapped) => Box::new(mapped),
+                // No space reservation (tmpfs before 2.6.x, some FUSE file systems): without it
+                // a mapped page past the file's end would fault, so this file is written.
+                Err(file) => Box::new(RealWritable {
+                    file,
+                    path: name,
+                    len: 0,
+                    no_fallocate: true,
+                }),
+            },
+        )
     }
 
     fn open_read(&self, path: &Path, direct: bool) -> Result<Arc<dyn RandomAccessFile>> {
