@@ -36,7 +36,8 @@ pub enum Durability {
     /// Kept in the process's WAL buffer; lost if the process crashes before a later
     /// `Flush`/`Sync` write or a buffer spill pushes it to the OS.
     Buffered,
-    /// Written to the operating system (`write(2)`): survives a process crash.
+    /// Handed to the operating system (copied into the memory-mapped WAL, or `write(2)`):
+    /// survives a process crash.
     #[default]
     Flush,
     /// `fdatasync` before acknowledging: survives power loss. Concurrent `Sync` writers

@@ -495,7 +495,7 @@ impl DbInner {
 }
 
 /// Takes the WAL lock, spinning up to [`WAL_LOCK_SPIN`] before sleeping on it. The lock is
-/// held for a few microseconds (a record's `write(2)` and a memtable insert), shorter than
+/// held for a few microseconds (handing a record to the OS and a memtable insert), shorter than
 /// a sleep and a wake-up; `parking_lot` gives up spinning after a few `sched_yield`s, and
 /// with more writer threads than cores each yield hands the core to another writer that
 /// then finds the lock taken too (docs/design/write-paths.md).
