@@ -568,15 +568,28 @@ pub(super) fn create_wal(
     mapped: bool,
 ) -> Result<LogWriter> {
     let wal_path = dir.join(wal_file_name(wal_number));
-    let file = if mapped {
-        vfs.create_mapped(&wal_path)?
-    } else {
-        vfs.create(&wal_path)?
-    };
-    let mut wal_writer = LogWriter::new(file, wal_path, LogKind::Wal)?;
+    let mut wal_writer = LogWriter::new(
+        create_wal_file(vfs, &wal_path, mapped)?,
+        wal_path,
+        LogKind::Wal,
+    )?;
     wal_writer.sync()?;
     vfs.sync_dir(dir)?;
     Ok(wal_writer)
+}
+
+/// Creates a WAL's file: appended through a memory map when `mapped` (`Vfs::create_mapped`,
+/// while the database has not synced: `WalState::maps_next`), written otherwise.
+pub(super) fn create_wal_file(
+    vfs: &dyn Vfs,
+    path: &Path,
+    mapped: bool,
+) -> Result<Box<dyn crate::vfs::WritableFile>> {
+    if mapped {
+        vfs.create_mapped(path)
+    } else {
+        vfs.create(path)
+    }
 }
 
 /// Deletes the files nothing refers to any more: SSTs the manifest does not list, the old

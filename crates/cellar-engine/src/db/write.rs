@@ -463,11 +463,7 @@ impl DbInner {
             wal.end_current()?;
             let number = self.alloc_file_number();
             let path = self.wal_path(number);
-            let file = if wal.maps_next() {
-                self.wal_vfs.create_mapped(&path)?
-            } else {
-                self.wal_vfs.create(&path)?
-            };
+            let file = super::open::create_wal_file(&*self.wal_vfs, &path, wal.maps_next())?;
             let mut writer = LogWriter::new(file, path, LogKind::Wal)?;
             writer.flush()?;
             self.wal_vfs.sync_dir(&self.wal_dir)?;
