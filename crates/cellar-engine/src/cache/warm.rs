@@ -15,9 +15,9 @@
 //! Bounds: the bytes warmed and not yet deleted stay within `Options::warm_up_budget_bytes`
 //! (a share of RAM), so a database larger than memory warms its most-read files and then
 //! stops; one background thread reads one file at a time in `WARM_CHUNK_BYTES` reads with no
-//! readahead (each asked of the OS with `will_need` and waited for by reading its last page,
-//! so that the bytes are not copied out only to be dropped), so a lookup waits behind at
-//! most one chunk, and before each chunk it yields
+//! readahead (each asked of the OS whole with `will_need` while the chunk before it is read,
+//! then read whole, which waits for every page of it), so a lookup waits behind at most two
+//! chunks, and before each chunk it yields
 //! while `BUSY_POINT_READS` point reads of files not yet warm are in flight (for at most
 //! twice its last chunk's time, so that it keeps going under any load). Warm-up reads only fill the page
 //! cache: their bytes are dropped, an error only ends that file's warm-up (the lookup that
@@ -39,9 +39,6 @@ use crate::vfs::RandomAccessFile;
 /// faster (the rate is bytes in flight over the device's latency) and lengthen that wait:
 /// the trade is measured in docs/design/cold-start-warm-up.md.
 pub const WARM_CHUNK_BYTES: usize = 256 << 10;
-
-/// What is read of a chunk asked for with `will_need`: its last page.
-const LAST_PAGE_BYTES: usize = 4096;
 
 /// Share of a file's sequential read time its point reads must have waited before it is
 /// warmed. Not all of it: the warm-up runs beside the point reads, which go on meanwhile
@@ -318,27 +315,34 @@ fn yield_to_point_reads(shared: &Shared, last_chunk: Duration) {
 
 /// Reads `job`'s file front to back, stopping early if the reader is dropped or the
 /// database shuts down.
+///
+/// Each chunk is asked of the OS with `will_need` one chunk ahead, so the device has the
+/// next chunk while the current one is read, and is then read whole. The hint alone is no
+/// wait: the kernel may cap it (at the device's readahead size) or drop it (under memory
+/// pressure), and a device that splits the request completes its parts in any order. The
+/// whole read waits for every page of the chunk and reads any the hint left out.
 fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8]) {
     let size = job.size_bytes();
+    let chunk_bytes = buf.len() as u64;
+    let chunk = |offset: u64| (size - offset).min(chunk_bytes);
     let mut offset = 0u64;
     let mut last_chunk = Duration::ZERO;
+    if size > 0 {
+        job.file.will_need(0, chunk(0));
+    }
     while offset < size {
         yield_to_point_reads(shared, last_chunk);
         if job.state.load(Relaxed) != QUEUED || shared.queue.lock().stopping {
             job.fail();
             return;
         }
-        let n = (size - offset).min(buf.len() as u64) as usize;
+        let n = chunk(offset) as usize;
         let started = Instant::now();
-        // Where the OS takes a hint, the chunk is asked for whole and only its last page is
-        // read, which waits for the chunk without copying it out.
-        let (from, len) = if job.file.will_need(offset, n as u64) {
-            let tail = n.min(LAST_PAGE_BYTES);
-            (offset + (n - tail) as u64, tail)
-        } else {
-            (offset, n)
-        };
-        if job.file.read_exact_at(&mut buf[..len], from).is_err() {
+        let next = offset + n as u64;
+        if next < size {
+            job.file.will_need(next, chunk(next));
+        }
+        if job.file.read_exact_at(&mut buf[..n], offset).is_err() {
             job.fail();
             return;
         }
@@ -563,9 +567,10 @@ mod tests {
         w.shutdown();
     }
 
-    /// Where the OS takes hints, each chunk is asked for whole and only its last page read.
+    /// Where the OS takes hints, each chunk is asked for whole before it is read whole: the
+    /// hint alone does not say that the chunk's pages are in the page cache.
     #[test]
-    fn a_file_that_takes_hints_is_warmed_without_copying_its_chunks() {
+    fn a_file_that_takes_hints_is_asked_for_and_read_whole() {
         let (w, counters) = warm_up(u64::MAX);
         let size = 10 * WARM_CHUNK_BYTES as u64 + 5;
         let tf = Arc::new(test_file(size, false, true));
@@ -575,7 +580,7 @@ mod tests {
         wait_until("warm", || h.0.is_warm());
         assert_eq!(tf.hinted_bytes.load(Relaxed), size);
         assert_eq!(tf.reads.load(Relaxed), 11);
-        assert_eq!(tf.read_bytes.load(Relaxed), 10 * LAST_PAGE_BYTES as u64 + 5);
+        assert_eq!(tf.read_bytes.load(Relaxed), size);
         assert_eq!(counters.warm_up_bytes.load(Relaxed), size);
     }
 }

@@ -87,10 +87,11 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_cached_at(&self, _buf: &mut [u8], _offset: u64) -> Result<bool> {
         Ok(false)
     }
-    /// Asks the OS to read `len` bytes at `offset` into its page cache without copying them
-    /// anywhere (the warm-up, which only wants them cached), and says whether it took the
-    /// request; `false`: nothing was asked, read the bytes instead. The default, and a
-    /// direct-read file, take no hints.
+    /// Asks the OS to start reading `len` bytes at `offset` into its page cache, and says
+    /// whether it took the request. A hint, not a read: the OS may read less, later, or
+    /// nothing, so a caller that needs the bytes cached still reads them (the warm-up does,
+    /// and the hint has the whole range submitted at once). The default, and a direct-read
+    /// file, take no hints.
     fn will_need(&self, _offset: u64, _len: u64) -> bool {
         false
     }
