@@ -36,7 +36,7 @@ pub struct CellKeyError {
 }
 
 /// Appends `x` escaped and terminated.
-fn put_escaped(x: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn put_escaped(x: &[u8], out: &mut Vec<u8>) {
     put_escaped_unterminated(x, out);
     out.extend_from_slice(&TERMINATOR);
 }
@@ -110,42 +110,74 @@ fn read_timestamp(key: &[u8], pos: usize) -> Result<u64, CellKeyError> {
     Ok(u64::MAX - u64::from_be_bytes(ts))
 }
 
-/// The decoded key of a scan's current cell. Consecutive keys of one row share its escaped
-/// bytes, so decoding the next key compares those bytes instead of unescaping the row again.
+/// The decoded key of a scan's current cell. Consecutive keys of one column (or one row)
+/// share its escaped bytes, so decoding the next key compares those bytes instead of
+/// unescaping the row and qualifier again.
 #[derive(Debug, Default)]
 pub struct DecodedCellKey {
     pub row: Vec<u8>,
     pub qualifier: Vec<u8>,
     pub timestamp: u64,
-    /// `esc(row)` with its terminator, as the last decoded key began; empty when unknown.
-    row_key: Vec<u8>,
+    /// `esc(row) esc(qualifier)`, terminators included, as the last decoded key began;
+    /// empty when unknown.
+    column_key: Vec<u8>,
+    /// How many bytes of `column_key` are `esc(row)`.
+    row_key_len: usize,
 }
 
 impl DecodedCellKey {
     /// Decodes `key`; returns whether its row differs from the previous key's. A key that
     /// starts with the previous escaped, terminated row has that row: the terminator is the
-    /// only 0x00 0x01 in it, and a row's part of a key ends at its first 0x00 0x01.
+    /// only 0x00 0x01 in it, and a row's part of a key ends at its first 0x00 0x01. The same
+    /// holds for the column: a key of the previous key's length that starts with its
+    /// escaped row and qualifier differs from it in the timestamp only.
     pub fn decode(&mut self, key: &[u8]) -> Result<bool, CellKeyError> {
-        let same_row = !self.row_key.is_empty() && key.starts_with(&self.row_key);
+        let known = !self.column_key.is_empty();
+        if known
+            && key.len() == self.column_key.len() + TIMESTAMP_LEN
+            && key.starts_with(&self.column_key)
+        {
+            return self.decode_timestamp(key, self.column_key.len(), false);
+        }
+        let same_row = known && key.starts_with(&self.column_key[..self.row_key_len]);
         let decoded = if same_row {
             self.qualifier.clear();
-            read_escaped(key, self.row_key.len(), &mut self.qualifier)
+            read_escaped(key, self.row_key_len, &mut self.qualifier)
         } else {
             self.row.clear();
             self.qualifier.clear();
-            self.row_key.clear();
             read_escaped(key, 0, &mut self.row).and_then(|pos| {
-                self.row_key.extend_from_slice(&key[..pos]);
+                self.row_key_len = pos;
                 read_escaped(key, pos, &mut self.qualifier)
             })
         };
-        match decoded.and_then(|pos| read_timestamp(key, pos)) {
-            Ok(ts) => {
-                self.timestamp = ts;
-                Ok(!same_row)
+        match decoded {
+            Ok(pos) => {
+                self.column_key.clear();
+                self.column_key.extend_from_slice(&key[..pos]);
+                self.decode_timestamp(key, pos, !same_row)
             }
             Err(e) => {
-                self.row_key.clear();
+                self.column_key.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads the timestamp at `pos` and returns `row_changed`.
+    fn decode_timestamp(
+        &mut self,
+        key: &[u8],
+        pos: usize,
+        row_changed: bool,
+    ) -> Result<bool, CellKeyError> {
+        match read_timestamp(key, pos) {
+            Ok(ts) => {
+                self.timestamp = ts;
+                Ok(row_changed)
+            }
+            Err(e) => {
+                self.column_key.clear();
                 Err(e)
             }
         }
@@ -270,18 +302,23 @@ mod tests {
         );
     }
 
-    /// Decoding keys in scan order, reusing the row, gives what decoding each key alone
-    /// gives, and reports exactly the row changes; a malformed key forgets the row.
+    /// Decoding keys in scan order, reusing the row and column, gives what decoding each key
+    /// alone gives, and reports exactly the row changes; a malformed key forgets the row.
     #[test]
     fn decoding_in_scan_order_matches_decoding_alone() {
-        let cells: [(&[u8], &[u8], u64); 8] = [
+        let cells: [(&[u8], &[u8], u64); 13] = [
             (b"a", b"q", 9),
             (b"a", b"q", 3),
+            (b"a", b"q", 2),
             (b"a", b"r\x00", 1),
+            (b"a", b"r\x00", 0),
+            (b"a", b"r\x00\x01", 0),
+            (b"a", b"r\x00\x01", u64::MAX),
             (b"a\x00", b"q", 1),
             (b"a\x00b", b"", 1),
             (b"ab", b"q", 1),
             (b"ab", b"r", 1),
+            (b"ab", b"r", 0),
             (b"", b"q", 1),
         ];
         let mut d = DecodedCellKey::default();

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use cellar_engine::{DbIterator, ReadOptions, Snapshot};
 
-use crate::cell_key::{column_range, row_prefix_start, row_range, DecodedCellKey};
+use crate::cell_key::{column_range, put_escaped, row_prefix_start, row_range, DecodedCellKey};
 use crate::error::{hex, Result, TableError};
 use crate::table::{Cell, Table};
 use crate::timestamp::now_nanos;
@@ -290,8 +290,11 @@ pub struct Scanner {
     cursors: Vec<FamilyCursor>,
     reverse: bool,
     remaining: Option<usize>,
-    /// The row being returned and its start key.
-    row: Option<(Vec<u8>, Vec<u8>)>,
+    /// Whether a row is being returned; then `row` is it and, in a reverse scan,
+    /// `row_start` its first key. Both buffers are reused from row to row.
+    has_row: bool,
+    row: Vec<u8>,
+    row_start: Vec<u8>,
     /// The family being read, and whether its cursor has been positioned in the row.
     family_index: usize,
     family_entered: bool,
@@ -371,7 +374,9 @@ impl Scanner {
             cursors,
             reverse: spec.reverse,
             remaining: spec.limit,
-            row: None,
+            has_row: false,
+            row: Vec::new(),
+            row_start: Vec::new(),
             family_index: 0,
             family_entered: false,
             in_row: false,
@@ -380,11 +385,21 @@ impl Scanner {
         })
     }
 
-    /// The next row to return: the smallest (largest when reversed) current row.
-    fn pick_row(&self) -> Option<Vec<u8>> {
+    /// Makes the smallest (largest when reversed) current row the row to return; `false`
+    /// when no cursor has one.
+    fn pick_row(&mut self) -> bool {
         let rows = self.cursors.iter().filter(|c| c.valid).map(|c| &c.key.row);
         let best = if self.reverse { rows.max() } else { rows.min() };
-        best.cloned()
+        let Some(best) = best else {
+            return false;
+        };
+        self.row.clear();
+        self.row.extend_from_slice(best);
+        if self.reverse {
+            self.row_start.clear();
+            put_escaped(&self.row, &mut self.row_start);
+        }
+        true
     }
 
     /// The first error any cursor met.
@@ -404,18 +419,15 @@ impl Scanner {
             return Ok(false);
         }
         loop {
-            if self.row.is_none() {
-                let Some(row) = self.pick_row() else {
+            if !self.has_row {
+                if !self.pick_row() {
                     return Ok(false);
-                };
-                let start = row_range(&row).0;
-                self.row = Some((row, start));
+                }
+                self.has_row = true;
                 self.family_index = 0;
                 self.family_entered = false;
             }
-            let Some((row, start)) = &self.row else {
-                continue;
-            };
+            let (row, start) = (&self.row, &self.row_start);
             while self.family_index < self.cursors.len() {
                 let c = &mut self.cursors[self.family_index];
                 if !self.family_entered {
@@ -442,7 +454,7 @@ impl Scanner {
                 self.family_index += 1;
                 self.family_entered = false;
             }
-            self.row = None;
+            self.has_row = false;
         }
     }
 }

@@ -195,11 +195,18 @@ impl Block {
     }
 
     fn decode_entry(&self, off: usize) -> Option<EntryLoc> {
-        let mut d = Decoder::new(self.data.get(off..self.restarts_off)?);
-        let shared = d.varint_usize()?;
-        let non_shared = d.varint_usize()?;
-        let value_len = d.varint_usize()?;
-        let key_start = off + d.position();
+        let entry = self.data.get(off..self.restarts_off)?;
+        // Small keys and values (the common case) have three one-byte lengths: read them
+        // without the general varint decoder.
+        let (shared, non_shared, value_len, header) = match entry {
+            [a, b, c, ..] if (a | b | c) < 0x80 => (*a as usize, *b as usize, *c as usize, 3),
+            _ => {
+                let mut d = Decoder::new(entry);
+                let lens = (d.varint_usize()?, d.varint_usize()?, d.varint_usize()?);
+                (lens.0, lens.1, lens.2, d.position())
+            }
+        };
+        let key_start = off + header;
         let value_start = key_start.checked_add(non_shared)?;
         let next = value_start.checked_add(value_len)?;
         (next <= self.restarts_off).then_some(EntryLoc {
@@ -539,6 +546,36 @@ mod tests {
                 let want = keys.iter().rev().find(|k| compare_internal(k, &t).is_le());
                 assert_eq!(it.valid().then(|| it.key().to_vec()), want.cloned());
             }
+            assert!(it.status().is_ok());
+        }
+    }
+
+    /// Entries whose lengths take one varint byte each and entries with any length of 128
+    /// or more (two bytes) read back the same, mixed in one block.
+    #[test]
+    fn entries_with_one_and_two_byte_lengths_read_back() {
+        for interval in [1, 4] {
+            let mut b = BlockBuilder::new(interval);
+            let mut want = Vec::new();
+            for i in 0..40usize {
+                // Every third key is long, every fifth value is long; shared prefixes vary.
+                let user = match i % 3 {
+                    0 => format!("k{i:03}{}", "x".repeat(150)),
+                    _ => format!("k{i:03}"),
+                };
+                let key = make_internal_key(user.as_bytes(), 5, 1);
+                let value = vec![i as u8; if i % 5 == 0 { 130 + i } else { i }];
+                b.add(&key, &value);
+                want.push((key, value));
+            }
+            let block = Block::new(b.finish(), Arc::from(Path::new("t.sst")), 0).expect("block");
+            let mut it = Arc::new(block).iter();
+            it.seek_to_first();
+            for (k, v) in &want {
+                assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+                it.next();
+            }
+            assert!(!it.valid());
             assert!(it.status().is_ok());
         }
     }

@@ -104,9 +104,11 @@ impl Readahead {
     }
 
     /// A buffer of `len` bytes for the window at `start`, reusing the last one's memory.
+    /// Its bytes are the last window's where it had any (only new memory is zeroed): the
+    /// caller reads the window over all of them, or calls `clear` when that read fails.
     pub fn refill(&mut self, start: u64, len: usize) -> &mut [u8] {
         self.start = start;
-        self.buf.clear();
+        self.buf.truncate(len);
         self.buf.resize(len, 0);
         &mut self.buf
     }
