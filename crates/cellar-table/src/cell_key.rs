@@ -129,14 +129,11 @@ impl DecodedCellKey {
     /// Decodes `key`; returns whether its row differs from the previous key's. A key that
     /// starts with the previous escaped, terminated row has that row: the terminator is the
     /// only 0x00 0x01 in it, and a row's part of a key ends at its first 0x00 0x01. The same
-    /// holds for the column: a key of the previous key's length that starts with its
-    /// escaped row and qualifier differs from it in the timestamp only.
+    /// holds for the column: a key that starts with the previous escaped row and qualifier
+    /// has them, and only its timestamp is left to read.
     pub fn decode(&mut self, key: &[u8]) -> Result<bool, CellKeyError> {
         let known = !self.column_key.is_empty();
-        if known
-            && key.len() == self.column_key.len() + TIMESTAMP_LEN
-            && key.starts_with(&self.column_key)
-        {
+        if known && key.starts_with(&self.column_key) {
             return self.decode_timestamp(key, self.column_key.len(), false);
         }
         let same_row = known && key.starts_with(&self.column_key[..self.row_key_len]);
