@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use cellar_engine::vfs::{MemVfs, RealVfs, Vfs};
+use cellar_engine::vfs::{FaultVfs, MemVfs, RealVfs, Vfs};
 use cellar_engine::{Db, Durability, Options, ReadOptions, WriteBatch, WriteOptions};
 
 use common::{scan_all, tiny_options};
@@ -474,7 +474,12 @@ fn concurrent_sync_writers_share_fsyncs_and_survive_power_loss() {
     const THREADS: usize = 16;
     const PER_THREAD: usize = 150;
     let mem = MemVfs::new();
-    let mut opts = tiny_options(Arc::new(mem.clone()), true);
+    // A sync as long as a fast disk's fdatasync: writers arriving while the leader waits on
+    // it queue behind it. With the memory Vfs's instant sync, 16 threads on two cores can
+    // each find the queue empty, and then no group forms at all.
+    let vfs = FaultVfs::new(Arc::new(mem.clone()));
+    vfs.delay_syncs(Duration::from_micros(200));
+    let mut opts = tiny_options(Arc::new(vfs), true);
     opts.memtable_size_bytes = 64 << 10;
     let db = Db::open("/db", opts.clone()).expect("open");
     let go = Arc::new(AtomicBool::new(false));
@@ -509,8 +514,8 @@ fn concurrent_sync_writers_share_fsyncs_and_survive_power_loss() {
     let total = (THREADS * PER_THREAD) as u64;
     assert_eq!(s.writes, total);
     assert!(
-        s.wal_syncs < total,
-        "no group commit: {} syncs for {total} writes",
+        s.wal_syncs * 2 <= total,
+        "too little group commit: {} syncs for {total} writes",
         s.wal_syncs
     );
     assert!(s.grouped_writes > 0);

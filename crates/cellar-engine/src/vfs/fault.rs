@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -62,6 +63,8 @@ enum Rule {
 struct Faults {
     counts: HashMap<IoKind, u64>,
     rules: HashMap<IoKind, Rule>,
+    /// How long each file sync takes before it reaches the inner Vfs.
+    sync_delay: Duration,
 }
 
 /// Wraps another Vfs and fails chosen operations. Clones share counters and rules.
@@ -151,6 +154,13 @@ impl FaultVfs {
             .insert(kind, Rule::AmbiguousAt(base.saturating_add(n.max(1))));
     }
 
+    /// Makes every file sync take `delay` first, as a device's flush does (an in-memory
+    /// Vfs syncs instantly). Tests of what happens while a sync is in flight, such as
+    /// group commit, need it to be in flight for a while.
+    pub fn delay_syncs(&self, delay: Duration) {
+        self.faults.lock().sync_delay = delay;
+    }
+
     /// Removes every rule; counters keep counting.
     pub fn clear(&self) {
         self.faults.lock().rules.clear();
@@ -192,6 +202,10 @@ impl WritableFile for FaultWritable {
     }
     fn sync(&mut self) -> Result<()> {
         tick(&self.faults, IoKind::Sync, &self.path)?;
+        let delay = self.faults.lock().sync_delay;
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
         self.inner.sync()
     }
     fn start_writeback(&mut self, offset: u64, len: u64) -> Result<()> {
