@@ -413,13 +413,14 @@ impl Scanner {
     /// Moves to the next cell to return; `false` at the end. The cell is the current one of
     /// `cursors[family_index]`.
     fn advance(&mut self) -> Result<bool> {
-        // A cursor that failed while moving past the cell returned last reports it now.
-        self.check_errors()?;
         if self.remaining == Some(0) {
             return Ok(false);
         }
         loop {
             if !self.has_row {
+                // Only the cursor being read moves, and `next_cell` reports its errors below;
+                // checking every cursor once per row, not per cell, is the safety net.
+                self.check_errors()?;
                 if !self.pick_row() {
                     return Ok(false);
                 }

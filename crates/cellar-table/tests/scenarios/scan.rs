@@ -3,14 +3,16 @@
 
 use std::ops::Bound;
 
-use cellar_engine::vfs::MemVfs;
+use std::sync::Arc;
+
+use cellar_engine::vfs::{FaultVfs, IoKind, MemVfs};
 use cellar_engine::{Durability, WriteOptions};
 use cellar_table::{
     CellStore, ColumnSelector, FamilyOptions, RowSelection, ScanSpec, Table, TableError,
     TableSchema,
 };
 
-use crate::common::{collect, open_store};
+use crate::common::{collect, open_store, tiny_options, DB_PATH};
 
 fn setup(vfs: &MemVfs) -> (CellStore, Table) {
     let store = open_store(vfs);
@@ -172,4 +174,53 @@ fn scan_reports_an_undecodable_key_as_corruption() {
         }
         other => panic!("expected corruption, got {other:?}"),
     }
+}
+
+/// A read that fails in either family, anywhere in a scan over many rows, ends the scan with
+/// the error: the scan never ends as if the table had no more cells. (The scanner looks for
+/// errors in the cursor it reads after each cell, and in every cursor once per row.)
+#[test]
+fn a_failed_read_anywhere_in_a_scan_ends_it_with_the_error() {
+    let mem = MemVfs::new();
+    let (store, t) = setup(&mem);
+    for r in 0..60u32 {
+        for family in ["z", "a"] {
+            let row = format!("r{r:03}");
+            t.put(
+                row.as_bytes(),
+                family,
+                b"q",
+                Some(1),
+                &[7; 40],
+                Durability::Flush,
+            )
+            .expect("put");
+        }
+    }
+    drop((t, store));
+    let mut failed_scans = 0;
+    for n in 1..=60 {
+        let fault = FaultVfs::new(Arc::new(mem.clone()));
+        let Ok(store) = CellStore::open(DB_PATH, tiny_options(Arc::new(fault.clone()))) else {
+            continue;
+        };
+        let t = store.table("t").expect("table");
+        fault.fail_nth(IoKind::Read, n);
+        let Ok(scanner) = t.scan(ScanSpec::default()) else {
+            continue;
+        };
+        let results: Vec<_> = scanner.collect();
+        let cells = results.iter().take_while(|r| r.is_ok()).count();
+        if cells < 120 {
+            assert!(
+                results.get(cells).is_some_and(|r| r.is_err()),
+                "read {n} failed: the scan returned {cells} of 120 cells and ended quietly"
+            );
+            failed_scans += 1;
+        }
+    }
+    assert!(
+        failed_scans > 10,
+        "only {failed_scans} scans met a failed read"
+    );
 }
