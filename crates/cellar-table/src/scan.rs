@@ -418,8 +418,9 @@ impl Scanner {
         }
         loop {
             if !self.has_row {
-                // Only the cursor being read moves, and `next_cell` reports its errors below;
-                // checking every cursor once per row, not per cell, is the safety net.
+                // Only the cursor being read moves, and its error is taken below as soon as
+                // it stops in the row; checking every cursor once per row, not once per cell,
+                // is the safety net.
                 self.check_errors()?;
                 if !self.pick_row() {
                     return Ok(false);
