@@ -36,7 +36,7 @@ pub struct CellKeyError {
 }
 
 /// Appends `x` escaped and terminated.
-pub(crate) fn put_escaped(x: &[u8], out: &mut Vec<u8>) {
+fn put_escaped(x: &[u8], out: &mut Vec<u8>) {
     put_escaped_unterminated(x, out);
     out.extend_from_slice(&TERMINATOR);
 }
@@ -188,10 +188,15 @@ pub fn decode_cell_key(key: &[u8]) -> Result<(Vec<u8>, Vec<u8>, u64), CellKeyErr
     Ok((d.row, d.qualifier, d.timestamp))
 }
 
+/// Appends the first key any cell of `row` can have (the start of [`row_range`]).
+pub(crate) fn put_row_start(row: &[u8], out: &mut Vec<u8>) {
+    put_escaped(row, out);
+}
+
 /// `[start, end)` holding every cell of `row` and nothing else.
 pub fn row_range(row: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut start = Vec::with_capacity(row.len() + 2);
-    put_escaped(row, &mut start);
+    put_row_start(row, &mut start);
     let end = range_end_of(&start);
     (start, end)
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use cellar_engine::{DbIterator, ReadOptions, Snapshot};
 
-use crate::cell_key::{column_range, put_escaped, row_prefix_start, row_range, DecodedCellKey};
+use crate::cell_key::{column_range, put_row_start, row_prefix_start, row_range, DecodedCellKey};
 use crate::error::{hex, Result, TableError};
 use crate::table::{Cell, Table};
 use crate::timestamp::now_nanos;
@@ -397,7 +397,7 @@ impl Scanner {
         self.row.extend_from_slice(best);
         if self.reverse {
             self.row_start.clear();
-            put_escaped(&self.row, &mut self.row_start);
+            put_row_start(&self.row, &mut self.row_start);
         }
         true
     }
