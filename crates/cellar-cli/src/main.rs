@@ -210,7 +210,10 @@ enum Inspect {
         long_about = "Print every version edit of a manifest: log number, next file number, \
                       last sequence, keyspaces created and dropped, files added (keyspace, \
                       level, number, size, key and sequence range) and deleted, and range \
-                      tombstones. Without FILE, reads the manifest CURRENT names.",
+                      tombstones; then the bytes the edits wrote into each level (flushes, \
+                      compaction outputs, ingests; a file moved down without a rewrite is \
+                      counted apart) after the first edit, which lists the files that \
+                      existed when the manifest began (at open or at its rollover). Without FILE, reads the manifest CURRENT names.",
         after_help = EXIT_CODES_HELP
     )]
     Manifest {

@@ -5,12 +5,14 @@
 //! others, so their number is what costs reads); level n ≥ 1 by bytes over its target, which
 //! grows by `level_size_ratio` per level from `level1_size_bytes`, but is never more than
 //! 1/`level_size_ratio` of the next non-empty level below (and never below
-//! `level1_size_bytes / level_size_ratio²`, so that tiny levels do not churn). That second bound keeps sorted runs of similar
-//! size from staying apart: bulk loads stack one run per level above the data they overlap,
-//! and with static targets alone none of them would ever be over its target, so every read
-//! would merge them all. The highest score ≥ 1 wins; ties go to the deeper level, so stacked
-//! runs merge from the bottom up (each byte rewritten about once). Why, and what it costs:
-//! docs/design/level-target-cap.md.
+//! `level1_size_bytes / level_size_ratio²`, so that tiny levels do not churn). That second
+//! bound keeps sorted runs of similar size from staying apart: bulk loads stack one run per
+//! level above the data they overlap, and with static targets alone none of them would ever
+//! be over its target, so every read would merge them all. Level 1, with data below it, is
+//! sized instead to rewrite the fewest bytes between L0 and the level below
+//! (`level1_target_bytes`). The highest score ≥ 1 wins; ties go to the deeper level, so
+//! stacked runs merge from the bottom up (each byte rewritten about once). Why, and what it
+//! costs: docs/design/level-target-cap.md.
 //! From a sorted level the file with the least overlap in the next level (per byte of its
 //! own) is chosen: it rewrites the fewest bytes for the bytes it pushes down.
 
@@ -88,9 +90,27 @@ fn score(k: &KeyspaceVersion, level: usize, o: &Options) -> f64 {
         .find(|b| *b > 0)
     {
         let floor = o.level1_size_bytes / ratio / ratio;
-        target = target.min(below / ratio).max(floor);
+        target = if level == 1 {
+            level1_target_bytes(below, o).max(floor)
+        } else {
+            target.min(below / ratio).max(floor)
+        };
     }
     k.level_bytes(level) as f64 / target.max(1) as f64
+}
+
+/// Level 1's target when `below` bytes lie in the next non-empty level under it. An L0
+/// compaction merges a batch of about `b` flushed bytes into level 1 and rewrites its `x`
+/// bytes (x/b per byte flushed); pushing a byte on from level 1 rewrites the ~below/x bytes
+/// under it. Their sum is least at x = sqrt(b × below), and flat around it: a factor of two
+/// off in `b` costs 6 %. `b` is the trigger's count of flushes, each taken as half its
+/// memtable (what LZ4 leaves of typical values). Never more than the level below holds, so
+/// stacked runs of similar size still merge (docs/design/level-target-cap.md).
+pub fn level1_target_bytes(below: u64, o: &Options) -> u64 {
+    let memtable = u64::try_from(o.memtable_size_bytes).unwrap_or(u64::MAX);
+    let batch = (o.l0_compaction_trigger as u64).saturating_mul(memtable / 2);
+    let balanced = ((batch as f64) * (below as f64)).sqrt() as u64;
+    balanced.min(below)
 }
 
 /// No two of `files` share a user key: sorted by smallest key, each ends before the next
@@ -293,6 +313,8 @@ mod tests {
     fn opts() -> Options {
         Options {
             l0_compaction_trigger: 4,
+            // An L0 batch of 4 × 50 bytes: level 1's target is sqrt(200 × below).
+            memtable_size_bytes: 100,
             level1_size_bytes: 1000,
             level_size_ratio: 10,
             num_levels: 4,
@@ -334,6 +356,27 @@ mod tests {
             vec![file(&vfs, 6, "a", "z", 2000)],
         ]);
         assert!(pick(&v, &o).is_none());
+    }
+
+    #[test]
+    fn level1_is_sized_between_the_l0_batch_and_the_level_below() {
+        // L0 batches of 200 bytes over 20 000 in the last level: level 1's target is
+        // sqrt(200 × 20 000) = 2 000, twice the cap of a tenth of the level below.
+        let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+        let with_l1 = |number, size| {
+            version(vec![
+                vec![],
+                vec![file(&vfs, number, "a", "z", size)],
+                vec![],
+                vec![file(&vfs, 100, "a", "z", 20_000)],
+            ])
+        };
+        assert_eq!(level1_target_bytes(20_000, &opts()), 2_000);
+        assert!(pick(&with_l1(1, 1_900), &opts()).is_none());
+        let spec = pick(&with_l1(2, 2_100), &opts()).expect("L1 is over its target");
+        assert_eq!((spec.level, spec.output_level), (1, 2));
+        // Never above what the level below holds: equal runs merge.
+        assert_eq!(level1_target_bytes(150, &opts()), 150);
     }
 
     #[test]
