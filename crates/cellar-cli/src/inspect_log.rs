@@ -390,13 +390,13 @@ mod tests {
             deleted_files: vec![(0, 1, 8)],
             ..VersionEdit::default()
         };
-        let mut out = Vec::new();
         let moved_older = VersionEdit {
             added_files: vec![(0, 4, file(5, 1000))],
             deleted_files: vec![(0, 3, 5)],
             ..VersionEdit::default()
         };
         let edits = [&snapshot, &flush, &compaction, &moved, &moved_older];
+        let mut out = Vec::new();
         print_level_writes(&mut out, edits.into_iter()).expect("print");
         let text = String::from_utf8(out).expect("utf-8");
         assert!(

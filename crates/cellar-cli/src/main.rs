@@ -213,7 +213,8 @@ enum Inspect {
                       tombstones; then the bytes the edits wrote into each level (flushes, \
                       compaction outputs, ingests; a file moved down without a rewrite is \
                       counted apart) after the first edit, which lists the files that \
-                      existed when the manifest began (at open or at its rollover). Without FILE, reads the manifest CURRENT names.",
+                      existed when the manifest began (at open or at its rollover). \
+                      Without FILE, reads the manifest CURRENT names.",
         after_help = EXIT_CODES_HELP
     )]
     Manifest {

@@ -104,9 +104,10 @@ fn score(k: &KeyspaceVersion, level: usize, o: &Options) -> f64 {
 /// bytes (x/b per byte flushed); pushing a byte on from level 1 rewrites the ~below/x bytes
 /// under it. Their sum is least at x = sqrt(b × below), and flat around it: a factor of two
 /// off in `b` costs 6 %. `b` is the trigger's count of flushes, each taken as half its
-/// memtable (what LZ4 leaves of typical values). Never more than the level below holds, so
-/// stacked runs of similar size still merge (docs/design/level-target-cap.md).
-pub fn level1_target_bytes(below: u64, o: &Options) -> u64 {
+/// memtable (with LZ4, a 64 MiB memtable of db_bench's values flushes to ~28 MB). Never
+/// more than the level below holds, so stacked runs of similar size still merge
+/// (docs/design/level-target-cap.md).
+fn level1_target_bytes(below: u64, o: &Options) -> u64 {
     let memtable = u64::try_from(o.memtable_size_bytes).unwrap_or(u64::MAX);
     let batch = (o.l0_compaction_trigger as u64).saturating_mul(memtable / 2);
     let balanced = ((batch as f64) * (below as f64)).sqrt() as u64;

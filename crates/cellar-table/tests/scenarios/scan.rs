@@ -2,7 +2,6 @@
 //! undecodable keys reported as corruption.
 
 use std::ops::Bound;
-
 use std::sync::Arc;
 
 use cellar_engine::vfs::{FaultVfs, IoKind, MemVfs};
