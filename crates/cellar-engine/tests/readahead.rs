@@ -205,18 +205,29 @@ fn point_reads_the_page_cache_serves_are_counted_apart() {
             .expect("get");
         assert_eq!(got.as_deref(), Some(format!("{:0100}", 12345).as_bytes()));
     };
-    evict(&sst);
-    if resident_pages(&sst) != 0 {
-        eprintln!("skipped: this file system keeps the SST's pages cached after DONTNEED");
-        return;
+    // A cold lookup's reads are counted as waiting on the device. The kernel's RWF_NOWAIT
+    // probe starts the read of the pages it misses, and a fast device can finish that read
+    // before the probe returns, which then counts it as cached: a few cold tries leave that
+    // race no room (it was seen in about one run of thirty).
+    let mut cold_lookup_counted_as_waiting = false;
+    for _ in 0..5 {
+        evict(&sst);
+        if resident_pages(&sst) != 0 {
+            eprintln!("skipped: this file system keeps the SST's pages cached after DONTNEED");
+            return;
+        }
+        let s0 = db.stats();
+        get();
+        let s1 = db.stats();
+        assert!(s1.device_reads > s0.device_reads);
+        if s1.page_cache_reads == s0.page_cache_reads {
+            cold_lookup_counted_as_waiting = true;
+            break;
+        }
     }
-    let s0 = db.stats();
-    get();
-    let s1 = db.stats();
-    assert!(s1.device_reads > s0.device_reads);
-    assert_eq!(
-        s1.page_cache_reads, s0.page_cache_reads,
-        "nothing was cached"
+    assert!(
+        cold_lookup_counted_as_waiting,
+        "every cold lookup was counted as served by the page cache"
     );
     // The same lookup again: every block it reads is now in the page cache. After the
     // misses above a few reads skip the probe (counted as waiting); a later lookup probes

@@ -202,32 +202,34 @@ impl RandomAccessFile for RealReadable {
         if self.direct || self.no_nowait.load(Relaxed) {
             return Ok(false);
         }
-        let mut done = 0usize;
-        while done < buf.len() {
-            let rest = &mut buf[done..];
-            let iov = libc::iovec {
-                iov_base: rest.as_mut_ptr().cast(),
-                iov_len: rest.len(),
-            };
-            let Ok(at) = libc::off_t::try_from(offset + done as u64) else {
-                return Ok(false);
-            };
-            // SAFETY: `iov` describes `rest`, which is valid for writes of its length for
+        let Ok(at) = libc::off_t::try_from(offset) else {
+            return Ok(false);
+        };
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        loop {
+            // SAFETY: `iov` describes `buf`, which is valid for writes of its length for
             // the whole call, and the descriptor is open for the life of `self.file`.
             let n = unsafe { libc::preadv2(self.file.as_raw_fd(), &iov, 1, at, libc::RWF_NOWAIT) };
-            if n > 0 {
-                done += n as usize;
-                continue;
-            }
-            if n == 0 {
-                return Err(Error::io(
-                    &self.path,
-                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "short read"),
-                ));
+            // One call only. A RWF_NOWAIT read that misses the page cache still starts the
+            // read of the missing pages, and a short read means some were missing: asking
+            // again would find them read by then and count a read that waited on the
+            // device as cached.
+            if n >= 0 {
+                let n = n as usize;
+                if n < buf.len() && offset + n as u64 >= self.size {
+                    return Err(Error::io(
+                        &self.path,
+                        std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "short read"),
+                    ));
+                }
+                return Ok(n == buf.len());
             }
             let e = std::io::Error::last_os_error();
             return match e.raw_os_error() {
-                // Not (all) cached: the caller's ordinary read waits for the device.
+                // Not cached: the caller's ordinary read waits for the device.
                 Some(libc::EAGAIN) => Ok(false),
                 // A kernel or file system without RWF_NOWAIT: stop asking.
                 Some(libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS) => {
@@ -238,7 +240,6 @@ impl RandomAccessFile for RealReadable {
                 _ => Err(Error::io(&self.path, e)),
             };
         }
-        Ok(true)
     }
     fn size(&self) -> u64 {
         self.size
