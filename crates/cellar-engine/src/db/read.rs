@@ -15,7 +15,7 @@ use crate::batch::Keyspace;
 use crate::error::{Error, Result};
 use crate::range_del::{FragmentedTombstones, TombstoneCursors};
 use crate::sst::bloom::key_hash;
-use crate::sst::LookupResult;
+use crate::sst::{Landing, LookupResult};
 use crate::stats::Counters;
 use crate::types::{SeqNo, MAX_KEY_LEN};
 use crate::version::{FileHandle, KeyspaceVersion};
@@ -189,13 +189,18 @@ fn lookup(
         }
     }
     // Ask for the filter line of every file the lookup may probe before probing any, and for
-    // the index of the deepest one, so their cache misses overlap.
+    // the index of the deepest one, so their cache misses overlap. Each prefetch finds the
+    // index partition its file's search lands in, and the probe starts from it
+    // (docs/design/point-lookup-cpu.md).
     let files: SmallVec<[&Arc<FileHandle>; 16]> = probe_files(kv, key, seq).collect();
-    for (i, f) in files.iter().enumerate() {
-        f.reader.prefetch_lookup(key, h, i + 1 == files.len());
-    }
-    for f in files {
-        if let Some(r) = f.reader.get(key, seq)? {
+    let last = files.len().saturating_sub(1);
+    let landings: SmallVec<[Landing; 16]> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| f.reader.prefetch_lookup(key, h, seq, i == last))
+        .collect();
+    for (f, landing) in files.into_iter().zip(landings) {
+        if let Some(r) = f.reader.get_landed(landing, key, seq)? {
             return Ok(Some(r));
         }
     }

@@ -14,6 +14,8 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use crate::coding::{self, Decoder};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -228,7 +230,115 @@ impl Block {
             )
         })
     }
+
+    /// The last restart whose key is below `target` (0 when none is): the first entry
+    /// `>= target` is in its interval or the next. `None` when a restart entry is damaged.
+    fn restart_before(&self, target: &[u8]) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.num_restarts - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            let (k, _, _) = self.restart_entry(mid)?;
+            if compare_internal(k, target) == Ordering::Less {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Some(lo)
+    }
+
+    /// A point lookup's seek: the value of the first entry `>= target`, whose internal key
+    /// it leaves in `key`; `None` when every entry is below `target`. What [`BlockIter::seek`]
+    /// finds, without an iterator: a lookup takes no reference to the block, keeps no
+    /// position to step from, and builds a key (in the caller's buffer, on its stack for
+    /// user keys of up to 88 bytes) only when it cannot tell from the target alone where the
+    /// key sorts (see `below_at`; docs/design/point-lookup-cpu.md).
+    pub fn seek_point<'a>(&'a self, target: &[u8], key: &mut PointKey) -> Result<Option<&'a [u8]>> {
+        let (tu, tt) = types::split_internal(target).unwrap_or((target, 0));
+        let start = self
+            .restart_before(target)
+            .ok_or_else(|| self.corruption("malformed restart entry"))?;
+        let mut off = self
+            .restart_point(start)
+            .ok_or_else(|| self.corruption("restart point out of range"))?;
+        key.clear();
+        // The length of the key last decoded.
+        let mut key_len = 0;
+        // When the key last decoded sorts below `target` at a byte `m` of both user keys (its
+        // first `m` bytes are the target's, its byte `m` is smaller), `Some(m)`, and `key` is
+        // stale: a key sharing more than `m` bytes with it sorts below too (its user key
+        // differs from the target's at `m` the same way, or is a shorter prefix of it), and
+        // one sharing fewer starts with the target's bytes, so neither needs `key`.
+        let mut below_at: Option<usize> = None;
+        while off < self.restarts_off {
+            let e = self
+                .decode_entry(off)
+                .ok_or_else(|| self.corruption("malformed block entry"))?;
+            if e.shared > key_len {
+                return Err(self.corruption("entry shares more bytes than the previous key has"));
+            }
+            key_len = e.shared + (e.value_start - e.key_start);
+            if key_len < types::TRAILER_LEN {
+                return Err(self.corruption("internal key shorter than its trailer"));
+            }
+            off = e.next;
+            let suffix = &self.data[e.key_start..e.value_start];
+            let (order, at) = match below_at {
+                Some(m) if e.shared > m => continue,
+                Some(_) => {
+                    let (order, at) = compare_suffix(e.shared, suffix, tu, tt);
+                    if at.is_none() {
+                        key.clear();
+                        key.extend_from_slice(&tu[..e.shared]);
+                        key.extend_from_slice(suffix);
+                    }
+                    (order, at)
+                }
+                None => {
+                    key.truncate(e.shared);
+                    key.extend_from_slice(suffix);
+                    compare_suffix(0, key, tu, tt)
+                }
+            };
+            if order != Ordering::Less {
+                return Ok(Some(&self.data[e.value_start..e.next]));
+            }
+            below_at = at;
+        }
+        Ok(None)
+    }
 }
+
+/// How the internal key `tu[..shared] ++ suffix` (at least a trailer long; `shared` at most
+/// `tu.len()`) sorts against the internal key `tu ++ tt`, and, when it sorts below at a byte
+/// both user keys have, that byte's position.
+fn compare_suffix(shared: usize, suffix: &[u8], tu: &[u8], tt: u64) -> (Ordering, Option<usize>) {
+    let Some(user_len) = (shared + suffix.len()).checked_sub(types::TRAILER_LEN) else {
+        return (Ordering::Less, None);
+    };
+    // A user key that ends within the shared bytes is a shorter prefix of the target's.
+    let Some(rest) = user_len.checked_sub(shared) else {
+        return (Ordering::Less, None);
+    };
+    let (ku_rest, trailer) = suffix.split_at(rest);
+    let Some(tu_rest) = tu.get(shared..) else {
+        return (Ordering::Less, None);
+    };
+    match ku_rest.iter().zip(tu_rest).position(|(a, b)| a != b) {
+        Some(i) if ku_rest[i] < tu_rest[i] => (Ordering::Less, Some(shared + i)),
+        Some(_) => (Ordering::Greater, None),
+        None => {
+            let mut t = [0u8; types::TRAILER_LEN];
+            t.copy_from_slice(trailer);
+            let kt = u64::from_le_bytes(t);
+            (user_len.cmp(&tu.len()).then_with(|| tt.cmp(&kt)), None)
+        }
+    }
+}
+
+/// The key buffer of [`Block::seek_point`]: inline up to 96 bytes, an internal key of the
+/// up-to-64-byte user keys this store is made for, and its 8-byte trailer.
+pub type PointKey = SmallVec<[u8; 96]>;
 
 /// Iterates a data block's internal keys. Never panics on damaged contents: it becomes
 /// invalid and reports `Corruption` through `status`.
@@ -433,20 +543,10 @@ impl InternalIterator for BlockIter {
         if self.err.is_some() {
             return;
         }
-        // Last restart whose key is < target; the answer is in its interval or the next.
-        let (mut lo, mut hi) = (0, self.block.num_restarts - 1);
-        while lo < hi {
-            let mid = lo + (hi - lo).div_ceil(2);
-            let Some((k, _, _)) = self.block.restart_entry(mid) else {
-                self.fail("malformed restart entry");
-                return;
-            };
-            if compare_internal(k, target) == Ordering::Less {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
+        let Some(lo) = self.block.restart_before(target) else {
+            self.fail("malformed restart entry");
+            return;
+        };
         if !self.seek_to_restart(lo) {
             return;
         }
@@ -505,7 +605,8 @@ impl InternalIterator for BlockIter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::make_internal_key;
+    use crate::types::{make_internal_key, KIND_FOR_SEEK};
+    use proptest::prelude::*;
 
     fn build(n: usize, interval: usize) -> (Arc<Block>, Vec<Vec<u8>>) {
         let mut b = BlockBuilder::new(interval);
@@ -537,11 +638,16 @@ mod tests {
                 it.prev();
             }
             assert!(!it.valid());
+            let mut point_key = PointKey::new();
             for i in 0..=74 {
                 let t = make_internal_key(format!("key{:04}", i).as_bytes(), 5, 1);
                 it.seek(&t);
                 let want = keys.iter().find(|k| compare_internal(k, &t).is_ge());
                 assert_eq!(it.valid().then(|| it.key().to_vec()), want.cloned());
+                // A point seek finds the same entry, and its value.
+                let value = block.seek_point(&t, &mut point_key).expect("point seek");
+                assert_eq!(value.map(|_| point_key.to_vec()), want.cloned());
+                assert_eq!(value, want.map(|k| &k[..3]));
                 it.seek_for_prev(&t);
                 let want = keys.iter().rev().find(|k| compare_internal(k, &t).is_le());
                 assert_eq!(it.valid().then(|| it.key().to_vec()), want.cloned());
@@ -633,6 +739,45 @@ mod tests {
         }
     }
 
+    fn user_keys() -> impl Strategy<Value = Vec<u8>> {
+        // Two letters and short lengths: many keys are prefixes of others or share most of
+        // their bytes, which is where a point seek skips keys by their shared prefix.
+        proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b')], 0..7)
+    }
+
+    proptest! {
+        /// A point seek finds the entry and value an iterator's seek finds, for any keys
+        /// (prefixes of one another, many versions of one user key) and any target.
+        #[test]
+        fn point_seek_finds_what_an_iterator_seek_finds(
+            entries in proptest::collection::vec((user_keys(), 0u64..4), 0..60),
+            targets in proptest::collection::vec((user_keys(), 0u64..5), 1..30),
+            interval in prop::sample::select(vec![1usize, 2, 16]),
+        ) {
+            let mut keys: Vec<Vec<u8>> =
+                entries.iter().map(|(u, s)| make_internal_key(u, *s, 1)).collect();
+            keys.sort_by(|a, b| compare_internal(a, b));
+            keys.dedup();
+            prop_assume!(!keys.is_empty());
+            let mut b = BlockBuilder::new(interval);
+            for (i, k) in keys.iter().enumerate() {
+                b.add(k, i.to_string().as_bytes());
+            }
+            let block = Arc::new(
+                Block::new(b.finish(), Arc::from(Path::new("t")), 0).expect("valid block"),
+            );
+            let mut it = block.iter();
+            let mut key = PointKey::new();
+            for (u, seq) in targets {
+                let t = make_internal_key(&u, seq, KIND_FOR_SEEK);
+                it.seek(&t);
+                let want = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                let got = block.seek_point(&t, &mut key).expect("point seek");
+                prop_assert_eq!(got.map(|v| (key.to_vec(), v.to_vec())), want);
+            }
+        }
+    }
+
     #[test]
     fn garbage_never_panics() {
         let (block, _) = build(20, 4);
@@ -659,6 +804,9 @@ mod tests {
                 }
                 it.seek(b"key0010\0\0\0\0\0\0\0\0");
                 it.seek_for_prev(b"key0010\0\0\0\0\0\0\0\0");
+                for t in [&b"key0010\0\0\0\0\0\0\0\0"[..], b"key0039\0\0\0\0\0\0\0\0"] {
+                    let _ = b.seek_point(t, &mut PointKey::new());
+                }
             }
         }
     }

@@ -54,7 +54,7 @@ pub use block::{Block, BlockIter};
 pub use builder::SstBuilder;
 pub use index::{IndexBlock, IndexEntry};
 pub use iterator::SstIterator;
-pub use reader::{LookupResult, SstReader};
+pub use reader::{Landing, LookupResult, SstReader};
 
 use crate::options::{Compression, KeyspaceOptions, Options};
 

@@ -9,7 +9,7 @@ use crate::cache::probe::ProbeBackoff;
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::sst::block::Block;
+use crate::sst::block::{Block, PointKey};
 use crate::sst::bloom::key_hash;
 use crate::sst::format::{BlockHandle, Footer, Properties, FOOTER_LEN};
 use crate::sst::index::IndexEntry;
@@ -26,6 +26,20 @@ use crate::vfs::RandomAccessFile;
 pub enum LookupResult {
     Found { seq: u64, value: Vec<u8> },
     Deleted { seq: u64 },
+}
+
+/// Where a `get` of one key lands in a file, found ahead by
+/// [`SstReader::prefetch_lookup`] for [`SstReader::get_landed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Landing {
+    /// Not looked for (metadata not resident, or its search failed): `get_landed` searches.
+    Unknown,
+    /// Every entry of the file is newer than the read: nothing to find.
+    Skip,
+    /// Past every key of the file.
+    Past,
+    /// In this index partition (0 for a file of one index).
+    Partition(usize),
 }
 
 /// Cheap to clone: every clone and every iterator shares one `OpenFile`.
@@ -198,41 +212,69 @@ impl SstReader {
         Ok(())
     }
 
-    /// Starts loading the filter line a `get` of `user_key` (whose [`key_hash`] is `h`) will
-    /// probe and, with `index`, the index memory its search will miss on. Only for metadata
-    /// in memory: an unpinned partition may need a read, which a hint must not do. A `get`
-    /// probes several files (level 0's and one per level), and each probe's first step is a
-    /// likely cache miss in its filter: asked for together, the misses overlap instead of
-    /// queueing one behind another. The index hint is for the file a lookup most likely ends
-    /// in (the deepest level holds most keys): its index misses then overlap the filters'.
-    pub fn prefetch_lookup(&self, user_key: &[u8], h: u64, index: bool) {
+    /// Starts loading the filter line a `get` of `user_key` at `seq` (whose [`key_hash`] is
+    /// `h`) will probe and, with `index`, the index memory its search will miss on, and
+    /// returns where that search lands, for [`get_landed`](Self::get_landed). Only for
+    /// metadata in memory: an unpinned partition may need a read, which a hint must not do. A
+    /// `get` probes several files (level 0's and one per level), and each probe's first step
+    /// is a likely cache miss in its filter: asked for together, the misses overlap instead
+    /// of queueing one behind another. The index hint is for the file a lookup most likely
+    /// ends in (the deepest level holds most keys): its index misses then overlap the
+    /// filters'.
+    pub fn prefetch_lookup(&self, user_key: &[u8], h: u64, seq: u64, index: bool) -> Landing {
         let inner = &*self.inner;
+        let Some(seq) = self.probe_seq(seq) else {
+            return Landing::Skip;
+        };
         if !inner.meta.is_pinned() {
-            return;
+            return Landing::Unknown;
         }
-        if let Ok(Some(p)) = inner
-            .meta
-            .partition_of(user_key, seek_trailer(types::MAX_SEQ))
-        {
-            if let Ok(part) = inner.meta.part(&inner.src, p, true) {
-                if let Some(f) = &part.filter {
-                    f.prefetch(h);
-                }
-                if index {
-                    part.index.prefetch_user_key(user_key);
-                }
+        // The partition `get` would find: the same target, with the probe's sequence.
+        let p = match inner.meta.partition_of(user_key, seek_trailer(seq)) {
+            Ok(Some(p)) => p,
+            Ok(None) => return Landing::Past,
+            // `get` finds the same error again and reports it.
+            Err(_) => return Landing::Unknown,
+        };
+        if let Ok(part) = inner.meta.part(&inner.src, p, true) {
+            if let Some(f) = &part.filter {
+                f.prefetch(h);
+            }
+            if index {
+                part.index.prefetch_user_key(user_key);
             }
         }
+        Landing::Partition(p)
     }
 
-    /// Newest entry of `user_key` with sequence <= `seq`; `None` if this file has none.
+    /// Newest entry of `user_key` with sequence <= `seq`; `None` if this file has none. As
+    /// `Db::get` probes a file: the landing found by the prefetch, then the probe.
+    #[cfg(test)]
     pub fn get(&self, user_key: &[u8], seq: u64) -> Result<Option<LookupResult>> {
+        let landing = self.prefetch_lookup(user_key, key_hash(user_key), seq, true);
+        self.get_landed(landing, user_key, seq)
+    }
+
+    /// [`get`](Self::get), starting where [`prefetch_lookup`](Self::prefetch_lookup) of the
+    /// same key and sequence found the search lands, so the partition is searched for once.
+    pub fn get_landed(
+        &self,
+        landing: Landing,
+        user_key: &[u8],
+        seq: u64,
+    ) -> Result<Option<LookupResult>> {
         let inner = &*self.inner;
         let Some(seq) = self.probe_seq(seq) else {
             return Ok(None);
         };
+        let p = match landing {
+            Landing::Partition(p) => Some(p),
+            Landing::Past => None,
+            Landing::Skip => return Ok(None),
+            Landing::Unknown => inner.meta.partition_of(user_key, seek_trailer(seq))?,
+        };
         // Past every separator: so is every key of the file.
-        let Some(p) = inner.meta.partition_of(user_key, seek_trailer(seq))? else {
+        let Some(p) = p else {
             inner.note_miss(true);
             return Ok(None);
         };
@@ -243,8 +285,10 @@ impl SstReader {
                 return Ok(None);
             }
         }
-        // Built only now: most probes of a lookup end at some file's filter.
-        let target = lookup_key(user_key, seq);
+        // Built only now, on the stack: most probes of a lookup end at some file's filter.
+        let mut target = PointKey::new();
+        target.extend_from_slice(user_key);
+        target.extend_from_slice(&seek_trailer(seq).to_le_bytes());
         let found = match part.index.find(&target)? {
             None => None,
             Some(b) => {
@@ -379,20 +423,14 @@ fn seek_trailer(seq: u64) -> u64 {
 }
 
 /// The first entry >= `target` in `block`, if it belongs to `user_key`.
-fn lookup_in_block(
-    block: &Arc<Block>,
-    user_key: &[u8],
-    target: &[u8],
-) -> Result<Option<LookupResult>> {
-    let mut it = block.iter();
-    it.seek(target);
-    it.status()?;
+fn lookup_in_block(block: &Block, user_key: &[u8], target: &[u8]) -> Result<Option<LookupResult>> {
+    let mut key = PointKey::new();
     // Running off the block's end means the key is absent: the separator of this block is
     // either this block's last key or below the next block's first user key.
-    if !it.valid() {
+    let Some(value) = block.seek_point(target, &mut key)? else {
         return Ok(None);
-    }
-    let Some((uk, trailer)) = types::split_internal(it.key()) else {
+    };
+    let Some((uk, trailer)) = types::split_internal(&key) else {
         return Ok(None);
     };
     if uk != user_key {
@@ -402,7 +440,7 @@ fn lookup_in_block(
     match ValueKind::from_u8(kind) {
         Some(ValueKind::Put) => Ok(Some(LookupResult::Found {
             seq,
-            value: it.value().to_vec(),
+            value: value.to_vec(),
         })),
         Some(ValueKind::Delete) => Ok(Some(LookupResult::Deleted { seq })),
         None => Err(block.corruption(&format!("unknown value kind {kind}"))),
