@@ -345,6 +345,10 @@ impl Db {
         let seq = inner.read_seq(ro);
         let kv = keyspace_version(&sv, ks)?;
         let found = lookup(&sv, kv, ks.id, key, seq)?;
+        // Only a value found can be covered by a range tombstone.
+        if !matches!(found, Some(LookupResult::Found { .. })) {
+            return Ok(None);
+        }
         Ok(resolve(found, covering_seq(&sv, kv, ks.id, key, seq)))
     }
 
