@@ -207,8 +207,8 @@ fn point_reads_the_page_cache_serves_are_counted_apart() {
     };
     // A cold lookup's reads are counted as waiting on the device. The kernel's RWF_NOWAIT
     // probe starts the read of the pages it misses, and a fast device can finish that read
-    // before the probe returns, which then counts it as cached: a few cold tries leave that
-    // race no room (it was seen in about one run of thirty).
+    // before the probe returns, which then counts it as cached: of a few cold tries, one
+    // is counted as waiting unless the race is won every time.
     let mut cold_lookup_counted_as_waiting = false;
     for _ in 0..5 {
         evict(&sst);

@@ -192,14 +192,14 @@ fn lookup(
     // the index of the deepest one, so their cache misses overlap. Each prefetch finds the
     // index partition its file's search lands in, and the probe starts from it
     // (docs/design/point-lookup-cpu.md).
-    let files: SmallVec<[&Arc<FileHandle>; 16]> = probe_files(kv, key, seq).collect();
-    let last = files.len().saturating_sub(1);
-    let landings: SmallVec<[Landing; 16]> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| f.reader.prefetch_lookup(key, h, seq, i == last))
+    let mut probes: SmallVec<[(&Arc<FileHandle>, Landing); 16]> = probe_files(kv, key, seq)
+        .map(|f| (f, Landing::Unknown))
         .collect();
-    for (f, landing) in files.into_iter().zip(landings) {
+    let last = probes.len().saturating_sub(1);
+    for (i, (f, landing)) in probes.iter_mut().enumerate() {
+        *landing = f.reader.prefetch_lookup(key, h, seq, i == last);
+    }
+    for (f, landing) in probes {
         if let Some(r) = f.reader.get_landed(landing, key, seq)? {
             return Ok(Some(r));
         }
