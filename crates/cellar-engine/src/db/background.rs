@@ -231,7 +231,8 @@ fn merge_inputs(
     let out = OutputSpec {
         vfs: &inner.vfs,
         dir: &inner.dir,
-        sst: SstOptions::for_keyspace(&inner.opts, &kv.options),
+        sst: SstOptions::for_keyspace(&inner.opts, &kv.options)
+            .skewed(bottommost, inner.opts.bloom_bits_skew),
         target_file_size_bytes: inner.opts.target_file_size_bytes,
         alloc_file_number: &|| inner.alloc_file_number(),
     };
@@ -330,5 +331,61 @@ mod tests {
         }
         assert!(fails(&c).is_err());
         assert_eq!(c.load(Ordering::Relaxed), 0);
+    }
+
+    /// Compactions write sparser filters where their output is the bottom of its key range
+    /// and denser ones above it; flushes (and files moved down unchanged) keep the base.
+    #[test]
+    fn filter_density_follows_the_output_depth() {
+        use crate::options::{Durability, Options, WriteOptions};
+        use crate::vfs::MemVfs;
+        use crate::Db;
+
+        let opts = Options {
+            vfs: std::sync::Arc::new(MemVfs::new()),
+            memtable_size_bytes: 8 << 10,
+            block_size_bytes: 256,
+            l0_compaction_trigger: 2,
+            level1_size_bytes: 16 << 10,
+            level_size_ratio: 4,
+            num_levels: 5,
+            target_file_size_bytes: 8 << 10,
+            bloom_bits_per_key: 10,
+            bloom_bits_skew: 3,
+            ..Options::default()
+        };
+        let db = Db::open("/db", opts).expect("open");
+        let ks = db.default_keyspace();
+        let wo = WriteOptions::new(Durability::Buffered);
+        for i in 0..20_000u64 {
+            let k = format!("{:08}", i.wrapping_mul(0x9E37_79B9) % 1_000_003);
+            db.put(&ks, k.as_bytes(), &[b'v'; 40], &wo).expect("put");
+        }
+        db.flush().expect("flush");
+        db.wait_for_background_work().expect("settle");
+
+        let sv = db.inner.super_version();
+        let kv = sv.version.keyspaces.values().next().expect("keyspace");
+        let bits = |level: usize| -> Vec<u32> {
+            kv.levels[level]
+                .iter()
+                .map(|f| f.reader.properties().bloom_bits_per_key)
+                .collect()
+        };
+        let deepest = (0..kv.levels.len())
+            .rev()
+            .find(|&l| !kv.levels[l].is_empty())
+            .expect("files");
+        assert!(deepest >= 2, "the workload builds at least three levels");
+        let all: Vec<u32> = (0..=deepest).flat_map(bits).collect();
+        assert!(all.iter().all(|b| [7, 10, 13].contains(b)), "{all:?}");
+        assert!(all.contains(&7) && all.contains(&13), "{all:?}");
+        assert!(bits(0).iter().all(|&b| b == 10), "flushes: {:?}", bits(0));
+        // The deepest level is mostly compactions' bottom outputs. Not all: the rule looks
+        // at a compaction's whole key range, and one of its output files with nothing below
+        // its own part of the range may later move down unchanged.
+        let bottom = bits(deepest);
+        let sparse = bottom.iter().filter(|&&b| b == 7).count();
+        assert!(sparse * 2 > bottom.len(), "deepest level: {bottom:?}");
     }
 }

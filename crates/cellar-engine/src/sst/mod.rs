@@ -44,6 +44,7 @@ pub(crate) mod prefetch;
 mod readahead;
 pub mod reader;
 mod source;
+mod suffixes;
 
 #[cfg(test)]
 mod partition_tests;
@@ -98,6 +99,21 @@ impl SstOptions {
             index_partition_bytes: o.index_partition_bytes,
             writeback_bytes: o.sst_writeback_bytes,
         }
+    }
+}
+
+impl SstOptions {
+    /// The filter density of a compaction's output (see `Options::bloom_bits_skew`):
+    /// `bottommost` when no deeper level holds data in its key range.
+    pub fn skewed(mut self, bottommost: bool, skew: u32) -> Self {
+        if self.bloom_bits_per_key > 0 {
+            self.bloom_bits_per_key = if bottommost {
+                self.bloom_bits_per_key.saturating_sub(skew).max(1)
+            } else {
+                self.bloom_bits_per_key.saturating_add(skew)
+            };
+        }
+        self
     }
 }
 

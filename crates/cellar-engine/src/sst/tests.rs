@@ -379,6 +379,23 @@ fn every_corrupted_byte_is_detected_or_harmless() {
     }
 }
 
+/// Index and filter bytes held per key by a file of `entries` at default options.
+fn resident_bytes_per_key(entries: &Entries) -> f64 {
+    let (bytes, _) = build(entries, SstOptions::default());
+    let (r, _) = open(bytes, 0).expect("open");
+    let per_key = r.resident_bytes() as f64 / entries.len() as f64;
+    let p = r.properties();
+    println!(
+        "resident {:.3} B/key ({} keys, {} blocks, {} index partitions, filter {} B)",
+        per_key,
+        entries.len(),
+        p.num_data_blocks,
+        r.num_index_partitions(),
+        p.filter_bytes
+    );
+    per_key
+}
+
 #[test]
 fn resident_bytes_per_key_at_default_options() {
     let mut rng = StdRng::seed_from_u64(1);
@@ -394,18 +411,22 @@ fn resident_bytes_per_key_at_default_options() {
             (make_internal_key(k, i as u64 + 1, 1), v)
         })
         .collect();
-    let (bytes, _) = build(&entries, SstOptions::default());
-    let (r, _) = open(bytes, 0).expect("open");
-    let per_key = r.resident_bytes() as f64 / entries.len() as f64;
-    let p = r.properties();
-    println!(
-        "resident {:.3} B/key ({} keys, {} blocks, {} index partitions, filter {} B)",
-        per_key,
-        entries.len(),
-        p.num_data_blocks,
-        r.num_index_partitions(),
-        p.filter_bytes
-    );
+    let per_key = resident_bytes_per_key(&entries);
+    assert!(per_key <= 2.0, "{per_key} resident bytes per key");
+}
+
+/// The `elliptics` shape: zero-padded decimal keys in order, 200-byte values, ~20 entries a
+/// block. Consecutive keys differ only in their last digits, so every separator is a whole
+/// key: the bytes its head does not hold decide the index's size.
+#[test]
+fn resident_bytes_per_key_with_sequential_keys_and_200_byte_values() {
+    let entries: Entries = (0..300_000u64)
+        .map(|i| {
+            let k = format!("{:016}", 70_000_000 + i);
+            (make_internal_key(k.as_bytes(), i + 1, 1), vec![b'a'; 200])
+        })
+        .collect();
+    let per_key = resident_bytes_per_key(&entries);
     assert!(per_key <= 2.0, "{per_key} resident bytes per key");
 }
 
