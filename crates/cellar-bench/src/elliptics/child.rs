@@ -327,6 +327,7 @@ fn range(spec: &Spec, dir: &Path, limit: usize, stream: Stream) -> Result<Line> 
     let (out, seconds) = cold(spec, dir, |e| {
         let next = AtomicU64::new(0);
         let total = Mutex::new(RangeOut::default());
+        let io_before = procfs::io_counters();
         let start = Instant::now();
         let deadline = start + duration;
         std::thread::scope(|s| -> Result<()> {
@@ -342,9 +343,15 @@ fn range(spec: &Spec, dir: &Path, limit: usize, stream: Stream) -> Result<Line> 
             }
             Ok(())
         })?;
+        let seconds = start.elapsed().as_secs_f64();
+        let read = io_before
+            .zip(procfs::io_counters())
+            .map(|(a, b)| b.read_bytes.saturating_sub(a.read_bytes));
         let out = total.into_inner().unwrap_or_else(|p| p.into_inner());
-        Ok((out, start.elapsed().as_secs_f64()))
+        Ok(((out, read), seconds))
     })?;
+    let (out, read) = out;
+    line.io_read_bytes_per_op = read.map(|b| b as f64 / out.seeks.max(1) as f64);
     line.ops = out.seeks;
     line.seconds = seconds;
     line.found = Some(out.found);
@@ -355,6 +362,12 @@ fn range(spec: &Spec, dir: &Path, limit: usize, stream: Stream) -> Result<Line> 
          forward; latency per seek and its rows",
         spec.scan_threads
     ));
+    if let Some(b) = line.io_read_bytes_per_op {
+        line.notes.push(format!(
+            "{:.1} KiB read from the device per seek (/proc/self/io)",
+            b / 1024.0
+        ));
+    }
     Ok(line)
 }
 

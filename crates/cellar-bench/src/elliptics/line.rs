@@ -86,6 +86,10 @@ pub struct Line {
     pub resident_index_filter_bytes: Option<u64>,
     #[serde(default)]
     pub peak_rss_bytes: Option<u64>,
+    /// Range phases: bytes the engine's process caused to be read from the device per seek
+    /// (`/proc/self/io` `read_bytes`, the kernel's readahead included).
+    #[serde(default)]
+    pub io_read_bytes_per_op: Option<f64>,
     /// A one-line remark the report shows (sizes).
     #[serde(default)]
     pub note: String,
@@ -126,6 +130,7 @@ impl Line {
             raw_bytes: None,
             resident_index_filter_bytes: None,
             peak_rss_bytes: None,
+            io_read_bytes_per_op: None,
             note: String::new(),
             notes: Vec::new(),
             skipped: None,

@@ -16,6 +16,16 @@ use crate::stats::Counters;
 /// A coalesced `multi_get` read never spans more than this (unless one block is larger).
 pub const MAX_COALESCED_READ: u64 = 256 << 10;
 
+/// An iterator's reads go through the kernel's readahead only once it is a long scan: until
+/// then its own windows read what it needs (see [`Access`]).
+fn walk_or_scan(ahead: &Readahead) -> Access {
+    if ahead.is_long_scan() {
+        Access::Scan
+    } else {
+        Access::Walk
+    }
+}
+
 /// What a reader opened: shared by its clones and iterators through an `Arc`.
 pub(crate) struct OpenFile {
     pub(super) src: Source,
@@ -87,7 +97,7 @@ impl OpenFile {
                 let data = decode_block_slice(&self.src.path, h.offset, raw)?;
                 Block::new(data, self.src.shared_path.clone(), h.offset)?
             }
-            None => self.src.read_block_as(h, Access::Scan)?,
+            None => self.src.read_block_as(h, walk_or_scan(ahead))?,
         };
         let block = Arc::new(block);
         // A long scan's blocks come from its windows; they are not kept.
@@ -105,8 +115,9 @@ impl OpenFile {
         let len = window.max(h.len_with_trailer());
         let start = ahead.window_start(h, len);
         let len = len.min(self.src.meta_limit - start);
+        let access = walk_or_scan(ahead);
         let buf = ahead.refill(start, len as usize);
-        let read = self.src.pread_into(buf, start, Access::Scan);
+        let read = self.src.pread_into(buf, start, access);
         if read.is_err() {
             ahead.clear();
         }

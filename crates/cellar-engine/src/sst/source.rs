@@ -32,12 +32,17 @@ pub(crate) struct Source {
     pub(super) probe: ProbeBackoff,
 }
 
-/// What follows a read: reads elsewhere in the file (lookups, metadata), or the next bytes
-/// (iterators, checksum verification). The Vfs reads ahead only for `Scan`
-/// (`RandomAccessFile::read_exact_at_scan`): ahead of a lookup it only delays the next one.
+/// What follows a read: reads elsewhere in the file (lookups, metadata), the few blocks
+/// after it (an iterator's short walk after a seek), or the file onward (a long scan,
+/// checksum verification). The Vfs reads ahead only for `Scan`
+/// (`RandomAccessFile::read_exact_at_scan`): ahead of a lookup it only delays the next one,
+/// and a short walk asks for what it needs itself (`sst/readahead.rs`), so the kernel's
+/// readahead on top of it would read up to its whole window more per seek from the disk
+/// (docs/design/scan-readahead.md, "Short walks").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Access {
     Point,
+    Walk,
     Scan,
 }
 
@@ -68,6 +73,10 @@ impl Source {
                 cached
             }
             (Access::Point, _) => self.read_point(buf, offset)?,
+            (Access::Walk, _) => {
+                self.file.read_exact_at(buf, offset)?;
+                false
+            }
             (Access::Scan, _) => {
                 self.file.read_exact_at_scan(buf, offset)?;
                 false

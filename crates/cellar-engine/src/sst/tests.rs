@@ -714,3 +714,73 @@ fn backward_scans_read_ahead_and_long_ones_bypass_the_cache() {
     // were not.
     assert_kept_and_left_out(&r, &c, &entries[entries.len() - 1].0, &entries[0].0);
 }
+
+/// A file that counts the reads asking for the kernel's readahead apart from the others.
+struct ScanCountingFile {
+    file: MemFile,
+    scan_reads: std::sync::atomic::AtomicU64,
+    other_reads: std::sync::atomic::AtomicU64,
+}
+
+impl RandomAccessFile for ScanCountingFile {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.other_reads.fetch_add(1, Relaxed);
+        self.file.read_exact_at(buf, offset)
+    }
+    fn read_exact_at_scan(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.scan_reads.fetch_add(1, Relaxed);
+        self.file.read_exact_at(buf, offset)
+    }
+    fn size(&self) -> u64 {
+        self.file.size()
+    }
+}
+
+/// A short walk after a seek reads what its own windows ask for, without the kernel's
+/// readahead on top; a walk that becomes a long scan reads through it from then on.
+#[test]
+fn only_long_scans_read_through_the_kernels_readahead() {
+    let (entries, r, _, _) = scanned_file();
+    drop(r);
+    let (bytes, _) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
+    let file = Arc::new(ScanCountingFile {
+        file: MemFile(bytes),
+        scan_reads: Default::default(),
+        other_reads: Default::default(),
+    });
+    let r = SstReader::open(
+        file.clone(),
+        PathBuf::from(NAME),
+        42,
+        Arc::new(BlockCache::new(64 << 20)),
+        Arc::new(Counters::default()),
+    )
+    .expect("open");
+    let counts = || {
+        (
+            file.scan_reads.load(Relaxed),
+            file.other_reads.load(Relaxed),
+        )
+    };
+
+    let (_, opened) = counts();
+    let mut it = r.iter();
+    it.seek(&entries[entries.len() / 2].0);
+    for _ in 0..600 {
+        assert!(it.valid());
+        it.next();
+    }
+    let (scan, walk) = counts();
+    assert_eq!(scan, 0, "a short walk asks for no readahead");
+    assert!(walk > opened, "the walk read its blocks");
+
+    assert_eq!(collect_forward(&mut r.iter()), entries);
+    let (scan, after) = counts();
+    assert!(scan > 0, "a long scan reads through the readahead");
+    // Before the walk is a long scan: its first block and the windows as they grow.
+    assert!(
+        after - walk <= 6,
+        "{} reads without readahead",
+        after - walk
+    );
+}

@@ -74,8 +74,9 @@ pub trait RandomAccessFile: Send + Sync {
     /// a Vfs should fetch these bytes and no more (no readahead), because the next point
     /// read is somewhere else and bytes read ahead only delay it.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()>;
-    /// The same, for a read that is part of a scan in file order (iterators, compaction,
-    /// checksum verification), where the OS reading ahead of it pays.
+    /// The same, for a read that is part of a long scan in file order (an iterator past its
+    /// first windows, compaction, checksum verification), where the OS reading ahead of it
+    /// pays.
     fn read_exact_at_scan(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         self.read_exact_at(buf, offset)
     }

@@ -101,9 +101,9 @@ pub(super) fn start_writeback(file: &File, path: &str, offset: u64, len: u64) ->
 /// reads of up to `read_ahead_kb` (8 MiB on the benchmark VM) that the lookups behind them
 /// wait for, which gives cold random reads a p99 of tens of milliseconds
 /// (docs/design/cold-start-warm-up.md). So `file`, used by point
-/// reads, is advised `POSIX_FADV_RANDOM` (RocksDB's `advise_random_on_open`), and scans get
-/// a second description that keeps the readahead, opened on their first read so that files
-/// nobody scans hold one descriptor.
+/// reads and short walks, is advised `POSIX_FADV_RANDOM` (RocksDB's `advise_random_on_open`),
+/// and long scans get a second description that keeps the readahead, opened on their first
+/// read so that files nobody scans hold one descriptor.
 struct RealReadable {
     file: File,
     scan: OnceLock<File>,
