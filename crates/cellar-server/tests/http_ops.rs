@@ -155,6 +155,19 @@ async fn health_is_503_while_shutting_down() {
         .as_str()
         .unwrap()
         .contains("shutting down"));
+    // A client that sends its request well after connecting, in two pieces, still reads
+    // the 503 (the server waits for the request before answering and closing).
+    let mut late = TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    late.write_all(b"GET /health HTTP/1.1\r\n").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    late.write_all(b"Host: t\r\n\r\n").await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), late.read_to_end(&mut raw))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(parse_reply(&raw).status, 503);
 
     // The request in flight still completes.
     slow.write_all(&body[10..]).await.unwrap();

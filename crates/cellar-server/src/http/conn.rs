@@ -108,15 +108,45 @@ async fn refuse_io<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, reason: &st
          content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
-    // Read what the client sent first (briefly), so that closing does not reset the
-    // connection before the client reads the answer.
-    let mut scratch = [0u8; 4096];
-    let _ = tokio::time::timeout(Duration::from_millis(200), stream.read(&mut scratch)).await;
-    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+    // Closing a socket whose received bytes were not read sends a reset, and a client that
+    // gets it before reading the answer sees only "connection reset". So the request's head
+    // is read first (it may come late, or in pieces, from a loaded client), and after the
+    // answer whatever else the client sends until it closes (a lingering close, as HTTP
+    // servers do), each within a bound.
+    let _ = tokio::time::timeout(REFUSE_READ_TIMEOUT, read_head(&mut stream)).await;
+    let answered = tokio::time::timeout(Duration::from_secs(5), async {
         stream.write_all(reply.as_bytes()).await?;
         stream.shutdown().await
     })
     .await;
+    if matches!(answered, Ok(Ok(()))) {
+        let _ = tokio::time::timeout(REFUSE_READ_TIMEOUT, discard_until_closed(&mut stream)).await;
+    }
+}
+
+/// How long a refused connection waits for its request, and then for the client to close.
+const REFUSE_READ_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Reads until the end of a request head (a blank line), the end of the stream, or 16 KiB.
+async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while head.len() < 16 << 10 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Reads and drops bytes until the client closes (or the stream fails).
+async fn discard_until_closed<S: AsyncRead + Unpin>(stream: &mut S) {
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = stream.read(&mut buf).await {
+        if n == 0 {
+            return;
+        }
+    }
 }
 
 /// A connection's byte stream, counted into `cellar_received_bytes`/`cellar_sent_bytes`
