@@ -81,8 +81,9 @@ impl BlockEnds {
 /// search head (`suffixes.rs`), and each block by its end offset alone (the blocks an index
 /// covers are contiguous, so block `i` starts where block `i - 1` ends and block 0 at
 /// `first_offset`). That is ~14 bytes per data block, against ~25 for the encoded index
-/// block, which keeps index + filter under 2 bytes per key. The same form serves an unpartitioned file's index, each index partition
-/// and the top level of a partitioned index (whose "blocks" are the index partitions).
+/// block, which keeps index + filter under 2 bytes per key. The same form serves an
+/// unpartitioned file's index, each index partition and the top level of a partitioned
+/// index (whose "blocks" are the index partitions).
 pub struct IndexBlock {
     len: usize,
     first_offset: u64,
