@@ -8,7 +8,7 @@ mod http_common;
 
 use std::time::Duration;
 
-use http_common::{get, parse_reply, request, start};
+use http_common::{get, read_reply, request, start};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -162,21 +162,13 @@ async fn health_is_503_while_shutting_down() {
     late.write_all(b"GET /health HTTP/1.1\r\n").await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     late.write_all(b"Host: t\r\n\r\n").await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), late.read_to_end(&mut raw))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(parse_reply(&raw).status, 503);
+    let reply = read_reply(&mut late, Duration::from_secs(10)).await;
+    assert_eq!(reply.status, 503);
 
     // The request in flight still completes.
     slow.write_all(&body[10..]).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), slow.read_to_end(&mut raw))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(parse_reply(&raw).status, 200);
+    let reply = read_reply(&mut slow, Duration::from_secs(10)).await;
+    assert_eq!(reply.status, 200);
     tokio::time::timeout(Duration::from_secs(30), server.handle.wait())
         .await
         .unwrap()

@@ -324,7 +324,7 @@ fn range(spec: &Spec, dir: &Path, limit: usize, stream: Stream) -> Result<Line> 
     line.latency_unit = "seek".into();
     line.cache_mode = Some(spec.cache_mode().into());
     let duration = Duration::from_secs_f64(spec.step_seconds);
-    let (out, seconds) = cold(spec, dir, |e| {
+    let ((out, read), seconds) = cold(spec, dir, |e| {
         let next = AtomicU64::new(0);
         let total = Mutex::new(RangeOut::default());
         let io_before = procfs::io_counters();
@@ -350,7 +350,6 @@ fn range(spec: &Spec, dir: &Path, limit: usize, stream: Stream) -> Result<Line> 
         let out = total.into_inner().unwrap_or_else(|p| p.into_inner());
         Ok(((out, read), seconds))
     })?;
-    let (out, read) = out;
     line.io_read_bytes_per_op = read.map(|b| b as f64 / out.seeks.max(1) as f64);
     line.ops = out.seeks;
     line.seconds = seconds;

@@ -344,12 +344,16 @@ impl Db {
         let sv = inner.read_view(ro);
         let seq = inner.read_seq(ro);
         let kv = keyspace_version(&sv, ks)?;
-        let found = lookup(&sv, kv, ks.id, key, seq)?;
-        // Only a value found can be covered by a range tombstone.
-        if !matches!(found, Some(LookupResult::Found { .. })) {
-            return Ok(None);
-        }
-        Ok(resolve(found, covering_seq(&sv, kv, ks.id, key, seq)))
+        // Only a value found can be covered by a range tombstone: the guard asks for one
+        // then alone.
+        Ok(match lookup(&sv, kv, ks.id, key, seq)? {
+            Some(LookupResult::Found { seq: at, value })
+                if at > covering_seq(&sv, kv, ks.id, key, seq) =>
+            {
+                Some(value)
+            }
+            _ => None,
+        })
     }
 
     /// Looks up many keys at once. The keys are sorted and each file is visited once for all

@@ -100,9 +100,7 @@ impl SstOptions {
             writeback_bytes: o.sst_writeback_bytes,
         }
     }
-}
 
-impl SstOptions {
     /// The filter density of a compaction's output (see `Options::bloom_bits_skew`):
     /// `bottommost` when no deeper level holds data in its key range.
     pub fn skewed(mut self, bottommost: bool, skew: u32) -> Self {

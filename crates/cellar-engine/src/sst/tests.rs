@@ -82,14 +82,16 @@ pub(super) fn open_in(
     bytes: Vec<u8>,
     cache: Arc<BlockCache>,
 ) -> Result<(SstReader, Arc<Counters>)> {
+    open_file(Arc::new(MemFile(bytes)), cache)
+}
+
+/// Opens `file` as the reader of file number 42.
+fn open_file(
+    file: Arc<dyn RandomAccessFile>,
+    cache: Arc<BlockCache>,
+) -> Result<(SstReader, Arc<Counters>)> {
     let counters = Arc::new(Counters::default());
-    let r = SstReader::open(
-        Arc::new(MemFile(bytes)),
-        PathBuf::from(NAME),
-        42,
-        cache,
-        counters.clone(),
-    )?;
+    let r = SstReader::open(file, PathBuf::from(NAME), 42, cache, counters.clone())?;
     Ok((r, counters))
 }
 
@@ -615,15 +617,22 @@ fn writeback_hints_cover_the_file_once_per_threshold() {
 /// A file of 40 K entries (about 270 blocks of 4 KiB) for the scan tests, opened with a
 /// cache that holds it all: its entries, reader, counters and size.
 fn scanned_file() -> (Entries, SstReader, Arc<Counters>, u64) {
+    let (entries, bytes) = scanned_bytes();
+    let size = bytes.len() as u64;
+    let (r, c) = open(bytes, 64 << 20).expect("open");
+    (entries, r, c, size)
+}
+
+/// The entries and bytes of [`scanned_file`].
+fn scanned_bytes() -> (Entries, Vec<u8>) {
     let entries: Entries = (0..40_000u64)
         .map(|i| {
             let key = make_internal_key(format!("user{i:08}").as_bytes(), 9, 1);
             (key, format!("value {i} {}", i * 7919 % 1000).into_bytes())
         })
         .collect();
-    let (bytes, summary) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
-    let (r, c) = open(bytes, 64 << 20).expect("open");
-    (entries, r, c, summary.file_size)
+    let (bytes, _) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
+    (entries, bytes)
 }
 
 /// A scan of a file of `blocks` blocks made at most one read per largest window (and a few
@@ -740,22 +749,13 @@ impl RandomAccessFile for ScanCountingFile {
 /// readahead on top; a walk that becomes a long scan reads through it from then on.
 #[test]
 fn only_long_scans_read_through_the_kernels_readahead() {
-    let (entries, r, _, _) = scanned_file();
-    drop(r);
-    let (bytes, _) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
+    let (entries, bytes) = scanned_bytes();
     let file = Arc::new(ScanCountingFile {
         file: MemFile(bytes),
         scan_reads: Default::default(),
         other_reads: Default::default(),
     });
-    let r = SstReader::open(
-        file.clone(),
-        PathBuf::from(NAME),
-        42,
-        Arc::new(BlockCache::new(64 << 20)),
-        Arc::new(Counters::default()),
-    )
-    .expect("open");
+    let (r, _) = open_file(file.clone(), Arc::new(BlockCache::new(64 << 20))).expect("open");
     let counts = || {
         (
             file.scan_reads.load(Relaxed),

@@ -90,8 +90,13 @@ pub async fn request(
     );
     s.write_all(head.as_bytes()).await.unwrap();
     s.write_all(body).await.unwrap();
+    read_reply(&mut s, Duration::from_secs(60)).await
+}
+
+/// Reads the reply on `s` until the server closes, within `limit`.
+pub async fn read_reply(s: &mut TcpStream, limit: Duration) -> Reply {
     let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(60), s.read_to_end(&mut raw))
+    tokio::time::timeout(limit, s.read_to_end(&mut raw))
         .await
         .expect("reply in time")
         .unwrap();
