@@ -144,6 +144,9 @@ async fn health_is_503_while_shutting_down() {
     );
     slow.write_all(head.as_bytes()).await.unwrap();
     slow.write_all(&body[..10]).await.unwrap();
+    // A probe admitted before the shutdown whose request reaches the handler after it.
+    let mut early = TcpStream::connect(addr).await.unwrap();
+    early.write_all(b"GET /health HTTP/1.1\r\n").await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let state = std::sync::Arc::clone(&server.handle.state);
@@ -164,6 +167,12 @@ async fn health_is_503_while_shutting_down() {
     late.write_all(b"Host: t\r\n\r\n").await.unwrap();
     let reply = read_reply(&mut late, Duration::from_secs(10)).await;
     assert_eq!(reply.status, 503);
+    // The handler's 503 reads as the refused connection's: same JSON, same retry-after.
+    early.write_all(b"Host: t\r\n\r\n").await.unwrap();
+    let reply = read_reply(&mut early, Duration::from_secs(10)).await;
+    assert_eq!(reply.status, 503);
+    assert_eq!(reply.json()["error"], during.json()["error"]);
+    assert_eq!(reply.header("retry-after"), during.header("retry-after"));
 
     // The request in flight still completes.
     slow.write_all(&body[10..]).await.unwrap();

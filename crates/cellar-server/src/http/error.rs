@@ -27,6 +27,8 @@ pub enum ApiError {
     Timeout(Duration),
     #[error("{0}")]
     Internal(String),
+    #[error("the server is shutting down")]
+    ShuttingDown,
 }
 
 impl ApiError {
@@ -39,6 +41,7 @@ impl ApiError {
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
@@ -52,11 +55,19 @@ impl IntoResponse for ApiError {
             body,
         )
             .into_response();
-        if matches!(self, ApiError::Unauthorized(_)) {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
+        match self {
+            ApiError::Unauthorized(_) => {
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer"),
+                );
+            }
+            ApiError::ShuttingDown => {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+            }
+            _ => {}
         }
         response
     }

@@ -44,7 +44,6 @@ use crate::state::ServerState;
 
 pub use error::ApiError;
 
-const SHUTTING_DOWN: &str = "the server is shutting down";
 /// How long a TLS handshake may take.
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest wait for a request's headers once a connection is open or a response sent.
@@ -112,7 +111,7 @@ async fn drain(listener: TcpListener, connections: TaskTracker, tls: Option<TlsA
             _ = &mut drained => return,
             accepted = listener.accept() => {
                 if let Ok((stream, _)) = accepted {
-                    tokio::spawn(conn::refuse(stream, tls.clone(), SHUTTING_DOWN.to_string()));
+                    tokio::spawn(conn::refuse(stream, tls.clone(), ApiError::ShuttingDown.to_string()));
                 }
             }
         }
@@ -154,9 +153,11 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .with_state(state)
 }
 
+/// `200 ok` while serving; while shutting down the same JSON 503 that a connection refused
+/// by the draining listener gets, since a probe may land on either side of that switch.
 async fn health(State(state): State<Arc<ServerState>>) -> Response {
     if state.is_shutting_down() {
-        (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response()
+        ApiError::ShuttingDown.into_response()
     } else {
         (StatusCode::OK, "ok\n").into_response()
     }
