@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bench=./target/release/cellar-bench
-if [[ " $* " == *" dfsio "* || $# == 0 ]] && ! command -v fio >/dev/null; then
-    echo "dfsio measures fio's ceiling: install fio first (cellar-bench peers setup --apt)" >&2
+if [[ " $* " == *" dfsio "* || " $* " == *" elliptics"* || $# == 0 ]] && ! command -v fio >/dev/null; then
+    echo "dfsio and elliptics measure fio's ceiling: install fio first (cellar-bench peers setup --apt)" >&2
     exit 2
 fi
 out=docs/benchmarks
@@ -36,9 +36,9 @@ workload() {
     hypertable) run hypertable-20m.jsonl hypertable --lines 20000000 \
         --engines cellar,rocksdb,lmdb,fjall --dir "$data/hypertable" ;;
     elliptics) run elliptics-5m.jsonl elliptics --engines cellar,rocksdb,lmdb,hbase \
-        --records 5000000 --seconds 30 --step-seconds 5 --dir "$data/elliptics" ;;
+        --records 5000000 --seconds 30 --step-seconds 5 --fio --dir "$data/elliptics" ;;
     elliptics-215m) run elliptics-215m.jsonl elliptics --engines cellar,rocksdb \
-        --records 215000000 --seconds 30 --step-seconds 5 --dir "$data/elliptics-215m" ;;
+        --records 215000000 --seconds 30 --step-seconds 5 --fio --dir "$data/elliptics-215m" ;;
     mapfile) run mapfile-10m.jsonl mapfile --records 10000000 \
         --engines cellar,rocksdb,lmdb,mapfile,hbase --dir "$data/mapfile" ;;
     mapfile-100m) run mapfile-100m.jsonl mapfile --records 100000000 \

@@ -2,7 +2,8 @@
 # Every test: the Rust workspace (unit, model-based, crash, fault-injection, corruption, CLI,
 # server, benchmark smoke), then the Python suites against a real `cellar serve` (happybase
 # through the Thrift gateway, the Python gRPC client) and the status page in headless
-# Chromium. Installs what is missing: Chromium (apt-get) and a virtualenv with happybase,
+# Chromium. Installs what is missing: Chromium and fio (apt-get; fio measures the device
+# ceiling in the elliptics smoke test) and a virtualenv with happybase,
 # grpcio, pytest and SeaweedFS (`weed`, for the object-store tests) (target/py-venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+command -v fio >/dev/null 2>&1 || need_apt+=(fio)
 if ((${#need_apt[@]})); then
     echo "installing ${need_apt[*]} (apt-get)" >&2
     export DEBIAN_FRONTEND=noninteractive

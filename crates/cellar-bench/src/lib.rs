@@ -12,6 +12,7 @@ pub mod elliptics;
 pub mod engine;
 pub mod engines;
 pub mod error;
+mod fio;
 pub mod gen_aol;
 pub mod growth;
 pub mod hypertable;

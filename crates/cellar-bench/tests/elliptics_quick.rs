@@ -1,6 +1,7 @@
 //! `cellar-bench elliptics --quick` (Elliptics vs HBase) against Cellar alone: every variant, the JSON
-//! lines' shape, every read finding its key; the report's table; the Java peer's generator
-//! against the shared vector when the peer is built.
+//! lines' shape, every read finding its key; the device's ceiling measured by the real fio;
+//! the report's table; the Java peer's generator against the shared vector when the peer is
+//! built.
 
 mod common;
 
@@ -35,7 +36,8 @@ fn elliptics_quick_cellar_reports_every_variant() {
             "--engines",
             "cellar",
         ])
-        .args(["--max-rps", "800", "--seconds", "1"])
+        .args(["--max-rps", "800", "--seconds", "1", "--threads", "4"])
+        .args(["--fio", "--fio-file-mb", "16"])
         .arg("--dir")
         .arg(dir.path().join("data"))
         .arg("--json")
@@ -48,11 +50,38 @@ fn elliptics_quick_cellar_reports_every_variant() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let records: Vec<Value> = std::fs::read_to_string(&json)
+    let mut records: Vec<Value> = std::fs::read_to_string(&json)
         .expect("json output")
         .lines()
         .map(|l| common::record(l, "elliptics"))
         .collect();
+    // fio's line comes last, and each max-rate line says how it compares with it.
+    let fio = records.pop().expect("the fio line");
+    assert_eq!(
+        (fio["engine"].as_str(), fio["variant"].as_str()),
+        (Some("fio"), Some("device 4 KiB random reads, 4 in flight")),
+        "{fio}"
+    );
+    let iops = fio["metrics"]["ops_per_sec"].as_f64().unwrap();
+    assert!(
+        iops > 0.0 && fio["metrics"]["p99_us"].as_f64().unwrap() > 0.0,
+        "{fio}"
+    );
+    assert!(
+        fio["metrics"]["note"].as_str().unwrap().starts_with("fio-"),
+        "{fio}"
+    );
+    for r in &records[2..4] {
+        let share = r["metrics"]["ops_per_sec"].as_f64().unwrap() / iops;
+        let note = r["metrics"]["note"].as_str().unwrap();
+        assert!(
+            note.ends_with(&format!(
+                "{share:.2}x the device's 4 KiB random reads at the same 4 in flight (fio, this run)"
+            )),
+            "{note}"
+        );
+    }
+    assert!(!dir.path().join("data/fio-scratch").exists());
     let variants: Vec<&str> = records
         .iter()
         .map(|r| r["variant"].as_str().unwrap())
@@ -153,6 +182,10 @@ fn elliptics_quick_cellar_reports_every_variant() {
     );
     assert!(text.contains("#### random reads"), "{text}");
     assert!(text.contains("| max rate p99<10ms | cellar |"), "{text}");
+    assert!(
+        text.contains("| device 4 KiB random reads, 4 in flight | fio |"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -11,7 +11,6 @@
 //! not this run's ceiling. Otherwise the ceiling is "not measured".
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -51,18 +50,14 @@ pub fn measure(dir: &Path, mode: &str, files: usize, size: u64, buffer: usize) -
 }
 
 fn run(scratch: &Path, mode: &str, files: usize, size: u64, buffer: usize) -> Result<Ceiling> {
-    let version = Command::new("fio")
-        .arg("--version")
-        .output()
-        .map_err(|e| BenchError::Invalid(format!("--fio: cannot run fio: {e}")))?;
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    let version = crate::fio::version()?;
     if mode == "read" {
         // Lay the files out (and let the page cache go) before the timed read.
         fio(scratch, "write", files, size, buffer)?;
         let _ = crate::procfs::drop_page_cache();
     }
     let out = fio(scratch, mode, files, size, buffer)?;
-    let (aggregate, per_job) = parse(&out, mode)
+    let (aggregate, per_job) = rates(&out, mode)
         .ok_or_else(|| BenchError::Invalid(format!("--fio: no {mode} result in fio's output")))?;
     Ok(Ceiling {
         aggregate_mb_per_sec: aggregate,
@@ -71,33 +66,24 @@ fn run(scratch: &Path, mode: &str, files: usize, size: u64, buffer: usize) -> Re
     })
 }
 
-fn fio(scratch: &Path, mode: &str, files: usize, size: u64, buffer: usize) -> Result<String> {
-    let mut cmd = Command::new("fio");
-    cmd.arg(format!("--name=dfsio-{mode}"))
-        .arg(format!("--directory={}", scratch.display()))
-        .arg(format!("--rw={mode}"))
-        .arg(format!("--bs={buffer}"))
-        .arg(format!("--numjobs={files}"))
-        .arg(format!("--size={size}"))
-        .args(["--ioengine=psync", "--output-format=json"]);
+fn fio(scratch: &Path, mode: &str, files: usize, size: u64, buffer: usize) -> Result<Value> {
+    let mut args = vec![
+        format!("--name=dfsio-{mode}"),
+        format!("--directory={}", scratch.display()),
+        format!("--rw={mode}"),
+        format!("--bs={buffer}"),
+        format!("--numjobs={files}"),
+        format!("--size={size}"),
+        "--ioengine=psync".to_string(),
+    ];
     if mode == "write" {
-        cmd.arg("--end_fsync=1");
+        args.push("--end_fsync=1".to_string());
     }
-    let out = cmd
-        .output()
-        .map_err(|e| BenchError::Invalid(format!("--fio: cannot run fio: {e}")))?;
-    if !out.status.success() {
-        return Err(BenchError::Invalid(format!(
-            "--fio: fio {mode} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    crate::fio::run(&args, mode)
 }
 
-/// (aggregate, mean per job) MB/s from fio's JSON (which may follow warnings on stdout).
-fn parse(stdout: &str, side: &str) -> Option<(f64, f64)> {
-    let json: Value = serde_json::from_str(&stdout[stdout.find('{')?..]).ok()?;
+/// (aggregate, mean per job) MB/s from fio's JSON.
+fn rates(json: &Value, side: &str) -> Option<(f64, f64)> {
     let jobs = json.get("jobs")?.as_array()?;
     let (mut bytes, mut longest_ms, mut rates) = (0.0, 0.0f64, Vec::new());
     for job in jobs {
@@ -155,8 +141,9 @@ mod tests {
 {"jobs":[{"job_runtime":1000,"write":{"io_bytes":104857600}},
          {"job_runtime":2000,"write":{"io_bytes":104857600}}]}"#;
         // 200 MB over the longest 2 s; per job 100 and 50 MB/s.
-        assert_eq!(parse(out, "write"), Some((100.0, 75.0)));
-        assert_eq!(parse(out, "read"), None);
+        let json = crate::fio::parse(out).unwrap();
+        assert_eq!(rates(&json, "write"), Some((100.0, 75.0)));
+        assert_eq!(rates(&json, "read"), None);
         assert_eq!(mb_per_sec("~445 MB/s"), Some(445.0));
         assert_eq!(mb_per_sec("1.5 GB/s"), Some(1536.0));
         assert_eq!(mb_per_sec("1.2–1.8 GB/s"), None);

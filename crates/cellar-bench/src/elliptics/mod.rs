@@ -13,8 +13,10 @@
 //! Layout: this file (command line, the resolved [`Spec`], the parent), `data.rs` (records
 //! and read streams shared with Java), `openloop.rs` (the open-loop reader and the rate
 //! search), `child.rs` (a Rust engine's phases), `hbase.rs` (running the Java peer),
-//! `line.rs` (the result line and the table).
+//! `ceiling.rs` (the device's ceiling by fio, `--fio`), `line.rs` (the result line and the
+//! table).
 
+mod ceiling;
 mod child;
 mod data;
 mod hbase;
@@ -111,6 +113,13 @@ pub struct EllipticsArgs {
     /// Keep each engine's data after its run
     #[arg(long)]
     pub keep_data: bool,
+    /// After the engines, measure the device's ceiling for the read phases with fio: 4 KiB
+    /// random reads, O_DIRECT, --threads in flight, one step long (needs fio)
+    #[arg(long)]
+    pub fio: bool,
+    /// Size of the file fio reads (MiB) [default: 4096, or 64 with --quick]
+    #[arg(long, value_name = "MB")]
+    pub fio_file_mb: Option<u64>,
     /// Internal: run one Rust engine with this Spec (JSON)
     #[arg(long, hide = true, value_name = "JSON")]
     pub child: Option<String>,
@@ -333,10 +342,28 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
             failure.get_or_insert(e);
         }
     }
+    let mut order: Vec<String> = runners.iter().map(|r| r.name().to_string()).collect();
+    if a.fio {
+        let mb = a.fio_file_mb.unwrap_or(if a.quick { 64 } else { 4096 });
+        eprintln!(
+            "[fio] 4 KiB random reads, {} in flight, {mb} MiB file",
+            spec.threads
+        );
+        match ceiling::measure(&spec, mb << 20) {
+            Ok(c) => {
+                ceiling::annotate(&mut lines, &c, &spec);
+                lines.push(c);
+                order.push(ceiling::ENGINE.to_string());
+            }
+            Err(e) => {
+                eprintln!("[fio] failed: {e}");
+                failure.get_or_insert(e);
+            }
+        }
+    }
     if let Some(path) = &a.json {
         crate::record::write_json_lines(path, "elliptics", &lines)?;
     }
-    let order: Vec<String> = runners.iter().map(|r| r.name().to_string()).collect();
     let mut table = line::markdown(&lines, &order, &spec, &cache_note);
     for s in &skipped {
         table.push_str(&format!("\n{s}\n"));
@@ -356,7 +383,7 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn args(extra: &[&str]) -> EllipticsArgs {
+    pub(super) fn args(extra: &[&str]) -> EllipticsArgs {
         #[derive(Parser)]
         struct Cli {
             #[command(flatten)]

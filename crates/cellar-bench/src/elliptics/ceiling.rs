@@ -1,0 +1,147 @@
+//! The device's ceiling for the read phases' pattern, measured by fio in the same run
+//! (`--fio`): 4 KiB random reads with O_DIRECT, one `pread` at a time from each of `--threads`
+//! jobs (`psync`), so as many reads are in flight as the open loop's reader threads can have,
+//! for one step's length, over a file laid out first in the run's directory (on the disk the
+//! engines' files were on). A cold get that reads one block of about 4 KiB cannot be served
+//! faster than this, so the max-rate rows say how close each engine came to it.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::line::Line;
+use super::Spec;
+use crate::error::{BenchError, Result};
+
+/// The `engine` of the ceiling's line.
+pub const ENGINE: &str = "fio";
+
+/// The ceiling's variant, in the random reads' table.
+pub fn variant(spec: &Spec) -> String {
+    format!("device 4 KiB random reads, {} in flight", spec.threads)
+}
+
+/// Runs fio in a scratch directory under `spec.dir` (removed afterwards) and returns the
+/// ceiling's line: IOPS as ops/s, fio's completion latencies.
+pub fn measure(spec: &Spec, file_bytes: u64) -> Result<Line> {
+    let scratch = spec.dir.join("fio-scratch");
+    std::fs::create_dir_all(&scratch).map_err(|e| BenchError::io(&scratch, e))?;
+    let r = run(spec, &scratch, file_bytes);
+    let _ = std::fs::remove_dir_all(&scratch);
+    r
+}
+
+fn run(spec: &Spec, scratch: &Path, file_bytes: u64) -> Result<Line> {
+    let version = crate::fio::version()?;
+    let args = vec![
+        "--name=randread".to_string(),
+        format!("--filename={}", scratch.join("ceiling").display()),
+        format!("--size={file_bytes}"),
+        "--rw=randread".to_string(),
+        "--bs=4k".to_string(),
+        "--direct=1".to_string(),
+        "--ioengine=psync".to_string(),
+        format!("--numjobs={}", spec.threads),
+        "--group_reporting".to_string(),
+        "--time_based".to_string(),
+        format!(
+            "--runtime={}ms",
+            (spec.step_seconds * 1000.0).round().max(1.0)
+        ),
+    ];
+    let json = crate::fio::run(&args, "4 KiB random reads")?;
+    let mut line = line_from(&json, spec)
+        .ok_or_else(|| BenchError::Invalid("--fio: no read result in fio's output".into()))?;
+    line.note = format!(
+        "{version}: O_DIRECT, psync, {} jobs, {} MiB file",
+        spec.threads,
+        file_bytes >> 20
+    );
+    Ok(line)
+}
+
+/// The line of fio's group-reported JSON: read IOPS, completion latency percentiles.
+fn line_from(json: &Value, spec: &Spec) -> Option<Line> {
+    let job = json.get("jobs")?.as_array()?.first()?;
+    let read = job.get("read")?;
+    let iops = read.get("iops")?.as_f64()?;
+    let pct = read.get("clat_ns")?.get("percentile")?;
+    let us = |p: &str| pct.get(p).and_then(Value::as_f64).map(|ns| ns / 1000.0);
+    let mut line = Line::new(ENGINE, variant(spec), spec);
+    line.ops = read.get("total_ios")?.as_u64()?;
+    // With group reporting `job_runtime` adds up the jobs' times.
+    line.seconds = line.ops as f64 / iops.max(f64::MIN_POSITIVE);
+    line.ops_per_sec = iops;
+    line.p50_us = us("50.000000")?;
+    line.p90_us = us("90.000000")?;
+    line.p99_us = us("99.000000")?;
+    line.max_us = read.get("clat_ns")?.get("max")?.as_f64()? / 1000.0;
+    line.latency_unit = "4 KiB read".into();
+    Some(line)
+}
+
+/// Appends to each engine's max-rate line how its rate compares with the ceiling.
+pub fn annotate(lines: &mut [Line], ceiling: &Line, spec: &Spec) {
+    if ceiling.ops_per_sec <= 0.0 {
+        return;
+    }
+    for l in lines
+        .iter_mut()
+        .filter(|l| l.variant.starts_with("max rate"))
+    {
+        let share = format!(
+            "{:.2}x the device's 4 KiB random reads at the same {} in flight (fio, this run)",
+            l.ops_per_sec / ceiling.ops_per_sec,
+            spec.threads
+        );
+        l.note = if l.note.is_empty() {
+            share
+        } else {
+            format!("{}; {share}", l.note)
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> Spec {
+        let mut s = Spec::resolve(&super::super::tests::args(&["--quick"])).unwrap();
+        s.threads = 32;
+        s
+    }
+
+    #[test]
+    fn elliptics_ceiling_reads_fios_group_report_and_annotates_max_rates() {
+        // The shape fio 3.33 prints with --group_reporting (trimmed), after a warning.
+        let out = r#"fio: note: something
+{"jobs":[{"jobname":"randread","job_runtime":64000,"read":{"io_bytes":1048576000,
+ "total_ios":256000,"iops":128000.0,"clat_ns":{"max":9000000.0,
+ "percentile":{"50.000000":200000,"90.000000":400000,"99.000000":1000000}}}}]}"#;
+        let json = crate::fio::parse(out).unwrap();
+        let c = line_from(&json, &spec()).unwrap();
+        assert_eq!(c.engine, "fio");
+        assert_eq!(c.variant, "device 4 KiB random reads, 32 in flight");
+        assert_eq!((c.ops, c.ops_per_sec, c.seconds), (256_000, 128_000.0, 2.0));
+        assert_eq!(
+            (c.p50_us, c.p90_us, c.p99_us, c.max_us),
+            (200.0, 400.0, 1000.0, 9000.0)
+        );
+        assert!(line_from(&crate::fio::parse(r#"{"jobs":[]}"#).unwrap(), &spec()).is_none());
+
+        let s = spec();
+        let mut lines = vec![
+            Line::new("cellar", s.variant_max_p99(), &s),
+            Line::new("cellar", "range seek+10", &s),
+        ];
+        lines[0].ops_per_sec = 96_000.0;
+        lines[0].note = "on disk 1 GiB".into();
+        annotate(&mut lines, &c, &s);
+        assert_eq!(
+            lines[0].note,
+            "on disk 1 GiB; 0.75x the device's 4 KiB random reads at the same 32 in flight (fio, this run)"
+        );
+        assert!(lines[1].note.is_empty());
+    }
+}
