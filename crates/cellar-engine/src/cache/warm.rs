@@ -19,7 +19,9 @@
 //! then read whole, which waits for every page of it), so a lookup waits behind at most two
 //! chunks, and before each chunk it yields
 //! while `BUSY_POINT_READS` point reads of files not yet warm are in flight (for at most
-//! twice its last chunk's time, so that it keeps going under any load). Warm-up reads only fill the page
+//! twice its last chunk's time, so that it keeps going under any load), and its reads are of
+//! the idle I/O priority class, which the kernel's I/O scheduler dispatches after the point
+//! reads waiting beside them. Warm-up reads only fill the page
 //! cache: their bytes are dropped, an error only ends that file's warm-up (the lookup that
 //! reads the same bytes reports it), and nothing is written.
 
@@ -284,6 +286,10 @@ impl std::fmt::Debug for WarmUp {
 }
 
 fn run(shared: &Shared) {
+    // Point reads go first at the device's queue: a lookup that waits behind warm-up chunks
+    // is the tail latency of a cold database read hard (docs/design/cold-start-warm-up.md,
+    // "I/O priority").
+    crate::vfs::idle_io_priority_for_this_thread();
     let mut buf = vec![0u8; WARM_CHUNK_BYTES];
     loop {
         let job = {

@@ -24,7 +24,7 @@ pub mod object;
 
 pub use fault::{FaultVfs, IoKind};
 pub use mem::MemVfs;
-pub use real::RealVfs;
+pub use real::{idle_io_priority_for_this_thread, RealVfs};
 
 /// A file open for appending. Dropping it without `sync` may lose the appended bytes on
 /// power loss.
