@@ -85,10 +85,8 @@ pub fn annotate(lines: &mut [Line], ceiling: &Line, spec: &Spec) {
     if ceiling.ops_per_sec <= 0.0 {
         return;
     }
-    for l in lines
-        .iter_mut()
-        .filter(|l| l.variant.starts_with("max rate"))
-    {
+    let max_rates = [spec.variant_max_p50(), spec.variant_max_p99()];
+    for l in lines.iter_mut().filter(|l| max_rates.contains(&l.variant)) {
         let share = format!(
             "{:.2}x the device's 4 KiB random reads at the same {} in flight (fio, this run)",
             l.ops_per_sec / ceiling.ops_per_sec,

@@ -289,6 +289,13 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
         return child::run(&spec);
     }
     let mut spec = Spec::resolve(a)?;
+    // Checked before the engines run, not after.
+    let fio_mb = a.fio_file_mb.unwrap_or(if a.quick { 64 } else { 4096 });
+    if a.fio && fio_mb == 0 {
+        return Err(BenchError::Invalid(
+            "--fio-file-mb must be at least 1".into(),
+        ));
+    }
     let java_dir = a.java_dir.clone().unwrap_or_else(java::default_java_dir);
     let (runners, skipped) = resolve_engines(a.engines.as_deref(), &java_dir)?;
     for s in &skipped {
@@ -344,12 +351,11 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
     }
     let mut order: Vec<String> = runners.iter().map(|r| r.name().to_string()).collect();
     if a.fio {
-        let mb = a.fio_file_mb.unwrap_or(if a.quick { 64 } else { 4096 });
         eprintln!(
-            "[fio] 4 KiB random reads, {} in flight, {mb} MiB file",
+            "[fio] 4 KiB random reads, {} in flight, {fio_mb} MiB file",
             spec.threads
         );
-        match ceiling::measure(&spec, mb << 20) {
+        match ceiling::measure(&spec, fio_mb.saturating_mul(1 << 20)) {
             Ok(c) => {
                 ceiling::annotate(&mut lines, &c, &spec);
                 lines.push(c);

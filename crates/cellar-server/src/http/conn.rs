@@ -102,11 +102,13 @@ pub(super) async fn refuse(stream: TcpStream, tls: Option<TlsAcceptor>, reason: 
 }
 
 async fn refuse_io<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, reason: &str) {
-    let body = serde_json::json!({ "error": reason }).to_string();
+    // The same body and retry-after as a handler's 503 (`ApiError::ShuttingDown`).
+    let body = super::error::json_body(reason);
     let reply = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
-        body.len()
+         content-length: {}\r\nretry-after: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len(),
+        super::error::RETRY_AFTER_SECS
     );
     // Closing a socket whose received bytes were not read sends a reset, and a client that
     // gets it before reading the answer sees only "connection reset". So the request's head

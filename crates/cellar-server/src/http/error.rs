@@ -46,9 +46,17 @@ impl ApiError {
     }
 }
 
+/// Seconds a client told the server is unavailable should wait before it retries.
+pub(super) const RETRY_AFTER_SECS: &str = "1";
+
+/// Every error's body: `{"error": "..."}`.
+pub(super) fn json_body(message: &str) -> String {
+    serde_json::json!({ "error": message }).to_string()
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({ "error": self.to_string() }).to_string();
+        let body = json_body(&self.to_string());
         let mut response = (
             self.status(),
             [(header::CONTENT_TYPE, "application/json")],
@@ -63,9 +71,10 @@ impl IntoResponse for ApiError {
                 );
             }
             ApiError::ShuttingDown => {
-                response
-                    .headers_mut()
-                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                response.headers_mut().insert(
+                    header::RETRY_AFTER,
+                    header::HeaderValue::from_static(RETRY_AFTER_SECS),
+                );
             }
             _ => {}
         }
