@@ -45,6 +45,29 @@ fn resident_pages(path: &Path) -> usize {
     vec.iter().filter(|&&b| b & 1 == 1).count()
 }
 
+/// Whether this host's device can finish a read inside a `preadv2(RWF_NOWAIT)` probe: the
+/// probe of an evicted page starts its read, and where that read completes before the probe
+/// looks again the kernel returns the bytes as though they had been cached. Tried a few
+/// times; one probe that returns the evicted bytes is enough.
+fn device_reads_finish_inside_the_probe(path: &Path) -> bool {
+    let file = File::open(path).expect("open sst");
+    let mut buf = vec![0u8; PAGE_BYTES];
+    (0..5).any(|_| {
+        evict(path);
+        if resident_pages(path) != 0 {
+            return false;
+        }
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        // SAFETY: `iov` describes `buf`, valid for writes of its length for the call; the
+        // descriptor is open for the call.
+        let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, 0, libc::RWF_NOWAIT) };
+        n == PAGE_BYTES as isize
+    })
+}
+
 /// Evicts the file's (clean) pages from the page cache.
 fn evict(path: &Path) {
     let file = File::open(path).expect("open sst");
@@ -205,10 +228,12 @@ fn point_reads_the_page_cache_serves_are_counted_apart() {
             .expect("get");
         assert_eq!(got.as_deref(), Some(format!("{:0100}", 12345).as_bytes()));
     };
-    // A cold lookup's reads are counted as waiting on the device. The kernel's RWF_NOWAIT
-    // probe starts the read of the pages it misses, and a fast device can finish that read
-    // before the probe returns, which then counts it as cached: of a few cold tries, one
-    // is counted as waiting unless the race is won every time.
+    // A cold lookup's first read is counted as waiting on the device. Its later reads may
+    // be counted as cached, and rightly: the kernel reads a miss in folios that can be
+    // larger than a page, so the next block can arrive with the first. The kernel's
+    // RWF_NOWAIT probe also starts the read of the pages it misses, and a fast device can
+    // finish that read before the probe returns, which then counts it as cached: of a few
+    // cold tries, one has a read counted as waiting unless the race is won every time.
     let mut cold_lookup_counted_as_waiting = false;
     for _ in 0..5 {
         evict(&sst);
@@ -219,15 +244,21 @@ fn point_reads_the_page_cache_serves_are_counted_apart() {
         let s0 = db.stats();
         get();
         let s1 = db.stats();
-        assert!(s1.device_reads > s0.device_reads);
-        if s1.page_cache_reads == s0.page_cache_reads {
+        let reads = s1.device_reads - s0.device_reads;
+        let cached = s1.page_cache_reads - s0.page_cache_reads;
+        assert!(reads > 0);
+        if cached < reads {
             cold_lookup_counted_as_waiting = true;
             break;
         }
     }
+    if !cold_lookup_counted_as_waiting && device_reads_finish_inside_the_probe(&sst) {
+        eprintln!("skipped: this device finishes a read inside the RWF_NOWAIT probe");
+        return;
+    }
     assert!(
         cold_lookup_counted_as_waiting,
-        "every cold lookup was counted as served by the page cache"
+        "every read of every cold lookup was counted as served by the page cache"
     );
     // The same lookup again: every block it reads is now in the page cache. After the
     // misses above a few reads skip the probe (counted as waiting); a later lookup probes
