@@ -117,7 +117,10 @@ pub struct EllipticsArgs {
     /// random reads, O_DIRECT, --threads in flight, one step long (needs fio)
     #[arg(long)]
     pub fio: bool,
-    /// Size of the file fio reads (MiB) [default: 4096, or 64 with --quick]
+    /// Size of the file fio reads (MiB) [default: the size on disk of the largest database
+    /// the run loaded, at least 64: a small file can be served from a cache below the
+    /// device (a virtual disk's host page cache) that the engines' reads over a large
+    /// database do not get]
     #[arg(long, value_name = "MB")]
     pub fio_file_mb: Option<u64>,
     /// Internal: run one Rust engine with this Spec (JSON)
@@ -290,8 +293,7 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
     }
     let mut spec = Spec::resolve(a)?;
     // Checked before the engines run, not after.
-    let fio_mb = a.fio_file_mb.unwrap_or(if a.quick { 64 } else { 4096 });
-    if a.fio && fio_mb == 0 {
+    if a.fio && a.fio_file_mb == Some(0) {
         return Err(BenchError::Invalid(
             "--fio-file-mb must be at least 1".into(),
         ));
@@ -351,11 +353,16 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
     }
     let mut order: Vec<String> = runners.iter().map(|r| r.name().to_string()).collect();
     if a.fio {
-        eprintln!(
-            "[fio] 4 KiB random reads, {} in flight, {fio_mb} MiB file",
-            spec.threads
+        let fio_bytes = a.fio_file_mb.map_or_else(
+            || ceiling::default_file_bytes(&lines),
+            |mb| mb.saturating_mul(1 << 20),
         );
-        match ceiling::measure(&spec, fio_mb.saturating_mul(1 << 20)) {
+        eprintln!(
+            "[fio] 4 KiB random reads, {} in flight, {} MiB file",
+            spec.threads,
+            fio_bytes >> 20
+        );
+        match ceiling::measure(&spec, fio_bytes) {
             Ok(c) => {
                 ceiling::annotate(&mut lines, &c, &spec);
                 lines.push(c);

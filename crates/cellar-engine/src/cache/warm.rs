@@ -1,6 +1,7 @@
 //! Cold-start warm-up: once the point reads of one SST have spent half as much time waiting
-//! on the device as reading the whole file sequentially would take, read the whole file
-//! sequentially into the page cache, in the background, and let later reads find it there.
+//! on the device as reading the whole file sequentially would take (each read counting at
+//! most `MAX_RENT_PER_READ`), read the whole file sequentially into the page cache, in the
+//! background, and let later reads find it there.
 //!
 //! Why: point reads advise the kernel not to read ahead (see `vfs/real.rs`), so a cold
 //! database that fits in memory pays one random read per lookup until each block has been
@@ -54,6 +55,15 @@ const PRICE_SHARE: f64 = 0.5;
 /// its size: below it, reading the file whole is cheap but so is going on with point reads.
 const MIN_RENT: Duration = Duration::from_millis(10);
 
+/// The most rent one point read pays. One cold block read takes a fraction of this on an
+/// SSD (0.1-0.5 ms on the benchmark machine); a read that waited longer spent the rest in a
+/// queue, behind other reads or behind the warm-up's own chunks. Charged in full, that queue
+/// made the warm-up feed itself: once it started, every read beside it waited milliseconds
+/// and bought its file within a few reads, and a cold database read at 200 gets/s warmed
+/// 6 GB and had a p99 of 69 ms (docs/design/cold-start-warm-up.md, "Rent per read"). A disk
+/// whose reads take longer than this warms later: after more reads, never wrongly.
+pub const MAX_RENT_PER_READ: Duration = Duration::from_millis(1);
+
 /// Point reads of not-yet-warm files in flight at which the warm-up yields the disk: it
 /// waits before its next chunk (at most twice as long as its last chunk took, so that it still
 /// progresses at a third of its pace) while this many or more are outstanding.
@@ -96,14 +106,15 @@ impl FileWarmth {
         InFlight(&self.warm_up.shared.in_flight)
     }
 
-    /// Adds one point read's wait; queues the file for warm-up when the rent reaches its
-    /// price and the budget has room. With no room, the rent starts over: the file is tried
-    /// again after as much time again, when deletions may have freed some budget.
+    /// Adds one point read's wait, at most `MAX_RENT_PER_READ`; queues the file for warm-up
+    /// when the rent reaches its price and the budget has room. With no room, the rent
+    /// starts over: the file is tried again after as much time again, when deletions may
+    /// have freed some budget.
     pub fn pay(self: &Arc<Self>, waited: Duration) {
         if !self.is_cold() {
             return;
         }
-        let ns = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+        let ns = u64::try_from(waited.min(MAX_RENT_PER_READ).as_nanos()).unwrap_or(u64::MAX);
         let rent = self.rent_ns.fetch_add(ns, Relaxed).saturating_add(ns);
         if rent < self.price_ns {
             return;
@@ -433,6 +444,32 @@ mod tests {
         (w, counters)
     }
 
+    /// Point reads of a millisecond each (`MAX_RENT_PER_READ`) until `total` is paid.
+    fn pay_reads(f: &Arc<FileWarmth>, total: Duration) {
+        let reads = total.as_nanos().div_ceil(MAX_RENT_PER_READ.as_nanos());
+        for _ in 0..reads {
+            f.pay(MAX_RENT_PER_READ);
+        }
+    }
+
+    #[test]
+    fn one_read_pays_at_most_max_rent_per_read() {
+        let (w, _) = warm_up(1 << 30);
+        // 20 KB at 1 MB/s: a price of 10 ms (MIN_RENT).
+        let f = file(20_000, false);
+        let h = w.track(&f);
+        assert_eq!(h.0.price_ns, 10_000_000);
+        // A read that queued for a second pays one millisecond, as nine more reads do.
+        h.0.pay(Duration::from_secs(1));
+        for _ in 0..8 {
+            h.0.pay(Duration::from_millis(50));
+        }
+        assert!(h.0.is_cold(), "nine reads paid 9 ms of a 10 ms price");
+        h.0.pay(Duration::from_secs(1));
+        wait_until("warm", || h.0.is_warm());
+        w.shutdown();
+    }
+
     fn wait_until(what: &str, done: impl Fn() -> bool) {
         let start = Instant::now();
         while !done() {
@@ -452,16 +489,16 @@ mod tests {
         let h = w.track(&f);
         assert_eq!(h.0.price_ns, 1_572_866_500);
         // Rent below the price: nothing happens.
-        h.0.pay(Duration::from_secs(1));
+        pay_reads(&h.0, Duration::from_secs(1));
         assert!(h.0.is_cold());
         assert_eq!(w.used_bytes(), 0);
-        h.0.pay(Duration::from_millis(573));
+        pay_reads(&h.0, Duration::from_millis(573));
         wait_until("warm", || h.0.is_warm());
         assert_eq!(counters.warm_ups.load(Relaxed), 1);
         assert_eq!(counters.warm_up_bytes.load(Relaxed), size);
         assert_eq!(w.used_bytes(), size);
         // A warm file is not timed nor warmed again.
-        h.0.pay(Duration::from_secs(10));
+        pay_reads(&h.0, Duration::from_secs(10));
         assert_eq!(counters.warm_ups.load(Relaxed), 1);
         drop(h);
         assert_eq!(w.used_bytes(), 0, "deleting a warm file frees its budget");
@@ -502,14 +539,14 @@ mod tests {
         let (w, counters) = warm_up(1000);
         let f = file(2000, false);
         let h = w.track(&f);
-        h.0.pay(Duration::from_secs(1));
+        pay_reads(&h.0, Duration::from_secs(1));
         assert!(h.0.is_cold());
         assert_eq!(h.0.rent_ns.load(Relaxed), 0);
         assert_eq!(w.used_bytes(), 0);
         // Another file that fits is warmed.
         let g = file(900, false);
         let hg = w.track(&g);
-        hg.0.pay(Duration::from_secs(1));
+        pay_reads(&hg.0, Duration::from_secs(1));
         wait_until("warm", || hg.0.is_warm());
         assert_eq!(w.used_bytes(), 900);
         assert_eq!(counters.warm_ups.load(Relaxed), 1);
@@ -521,12 +558,12 @@ mod tests {
         let (w, counters) = warm_up(1 << 30);
         let f = file(5000, true);
         let h = w.track(&f);
-        h.0.pay(Duration::from_secs(1));
+        pay_reads(&h.0, Duration::from_secs(1));
         wait_until("failed", || h.0.state.load(Relaxed) == FAILED);
         assert_eq!(w.used_bytes(), 0);
         assert_eq!(counters.warm_ups.load(Relaxed), 0);
         // Not tried again.
-        h.0.pay(Duration::from_secs(1));
+        pay_reads(&h.0, Duration::from_secs(1));
         assert_eq!(h.0.state.load(Relaxed), FAILED);
         drop(h);
         assert_eq!(w.used_bytes(), 0, "released once, not twice");
@@ -539,7 +576,7 @@ mod tests {
         w.shutdown();
         let f = file(5000, false);
         let h = w.track(&f);
-        h.0.pay(Duration::from_secs(1));
+        pay_reads(&h.0, Duration::from_secs(1));
         assert_eq!(h.0.state.load(Relaxed), FAILED);
         assert_eq!(w.used_bytes(), 0);
         assert_eq!(counters.warm_up_bytes.load(Relaxed), 0);
@@ -557,7 +594,7 @@ mod tests {
         let f: Arc<dyn RandomAccessFile> = slow.clone();
         let h = w.track(&f);
         let warmth = Arc::clone(&h.0);
-        h.0.pay(Duration::from_secs(100));
+        pay_reads(&h.0, Duration::from_secs(100));
         assert_eq!(w.used_bytes(), size);
         wait_until("the first chunk", || slow.reads.load(Relaxed) >= 1);
         drop(h);
@@ -582,7 +619,7 @@ mod tests {
         let tf = Arc::new(test_file(size, false, true));
         let f: Arc<dyn RandomAccessFile> = tf.clone();
         let h = w.track(&f);
-        h.0.pay(Duration::from_secs(60));
+        pay_reads(&h.0, Duration::from_secs(60));
         wait_until("warm", || h.0.is_warm());
         assert_eq!(tf.hinted_bytes.load(Relaxed), size);
         assert_eq!(tf.reads.load(Relaxed), 11);
