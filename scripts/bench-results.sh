@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bench=./target/release/cellar-bench
+# Built here, so that the binary is the checkout's that every record names.
+cargo build --release -p cellar-bench --features rocksdb,slatedb
 if [[ " $* " == *" dfsio "* || " $* " == *" elliptics"* || $# == 0 ]] && ! command -v fio >/dev/null; then
     echo "dfsio and elliptics measure fio's ceiling: install fio first (cellar-bench peers setup --apt)" >&2
     exit 2
