@@ -10,12 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bench=./target/release/cellar-bench
-# Built here, so that the binary is the checkout's that every record names.
-cargo build --release -p cellar-bench --features rocksdb,slatedb
 if [[ " $* " == *" dfsio "* || " $* " == *" elliptics"* || $# == 0 ]] && ! command -v fio >/dev/null; then
     echo "dfsio and elliptics measure fio's ceiling: install fio first (cellar-bench peers setup --apt)" >&2
     exit 2
 fi
+# Built here, so that the binary is the checkout's that every record names.
+cargo build --release -p cellar-bench --features rocksdb,slatedb
 out=docs/benchmarks
 data=${CELLAR_BENCH_DATA:-bench-data}
 

@@ -45,14 +45,15 @@ fn resident_pages(path: &Path) -> usize {
     vec.iter().filter(|&&b| b & 1 == 1).count()
 }
 
-/// Whether this host's device can finish a read inside a `preadv2(RWF_NOWAIT)` probe: the
+/// Whether this host's device finishes every read inside a `preadv2(RWF_NOWAIT)` probe: the
 /// probe of an evicted page starts its read, and where that read completes before the probe
-/// looks again the kernel returns the bytes as though they had been cached. Tried a few
-/// times; one probe that returns the evicted bytes is enough.
+/// looks again the kernel returns the bytes as though they had been cached. Five probes of
+/// an evicted page must all return its bytes, as the five cold lookups were all counted
+/// cached.
 fn device_reads_finish_inside_the_probe(path: &Path) -> bool {
     let file = File::open(path).expect("open sst");
     let mut buf = vec![0u8; PAGE_BYTES];
-    (0..5).any(|_| {
+    (0..5).all(|_| {
         evict(path);
         if resident_pages(path) != 0 {
             return false;
@@ -228,12 +229,12 @@ fn point_reads_the_page_cache_serves_are_counted_apart() {
             .expect("get");
         assert_eq!(got.as_deref(), Some(format!("{:0100}", 12345).as_bytes()));
     };
-    // A cold lookup's first read is counted as waiting on the device. Its later reads may
-    // be counted as cached, and rightly: the kernel reads a miss in folios that can be
-    // larger than a page, so the next block can arrive with the first. The kernel's
-    // RWF_NOWAIT probe also starts the read of the pages it misses, and a fast device can
-    // finish that read before the probe returns, which then counts it as cached: of a few
-    // cold tries, one has a read counted as waiting unless the race is won every time.
+    // A cold lookup is counted as waiting on the device when any of its reads waited (here
+    // it reads one block). The kernel's RWF_NOWAIT probe starts the read of the pages it
+    // misses, and a fast device can finish that read before the probe returns, which then
+    // counts it as cached: of a few cold tries, one is counted as waiting unless the race
+    // is won every time. Where the device wins it every time, only the warm half below is
+    // checked.
     let mut cold_lookup_counted_as_waiting = false;
     for _ in 0..5 {
         evict(&sst);
@@ -253,13 +254,13 @@ fn point_reads_the_page_cache_serves_are_counted_apart() {
         }
     }
     if !cold_lookup_counted_as_waiting && device_reads_finish_inside_the_probe(&sst) {
-        eprintln!("skipped: this device finishes a read inside the RWF_NOWAIT probe");
-        return;
+        eprintln!("cold half skipped: this device finishes every read inside the RWF_NOWAIT probe");
+    } else {
+        assert!(
+            cold_lookup_counted_as_waiting,
+            "every read of every cold lookup was counted as served by the page cache"
+        );
     }
-    assert!(
-        cold_lookup_counted_as_waiting,
-        "every read of every cold lookup was counted as served by the page cache"
-    );
     // The same lookup again: every block it reads is now in the page cache. After the
     // misses above a few reads skip the probe (counted as waiting); a later lookup probes
     // and finds everything cached.

@@ -57,12 +57,13 @@ const MIN_RENT: Duration = Duration::from_millis(10);
 
 /// The most rent one point read pays. One cold block read takes a fraction of this on an
 /// SSD (0.1-0.5 ms on the benchmark machine); a read that waited longer spent the rest in a
-/// queue, behind other reads or behind the warm-up's own chunks. Charged in full, that queue
-/// made the warm-up feed itself: once it started, every read beside it waited milliseconds
-/// and bought its file within a few reads, and a cold database read at 200 gets/s warmed
-/// 6 GB and had a p99 of 69 ms (docs/design/cold-start-warm-up.md, "Rent per read"). A disk
-/// whose reads take longer than this warms later: after more reads, never wrongly.
-pub const MAX_RENT_PER_READ: Duration = Duration::from_millis(1);
+/// queue, behind other reads, the warm-up's own chunks or a disk still writing out a load.
+/// Charged in full, those waits bought files within a few reads: a 215 M-record database
+/// read at 200 gets/s right after its load warmed 6.3 GB in 30 s, and 1.5 GB in the next
+/// 5 s with a p99 of 34 ms (capped: nothing, and 1.5 ms; docs/design/cold-start-warm-up.md,
+/// "Rent per read"). A disk whose reads take longer than this warms later: after more
+/// reads, never wrongly.
+const MAX_RENT_PER_READ: Duration = Duration::from_millis(1);
 
 /// Point reads of not-yet-warm files in flight at which the warm-up yields the disk: it
 /// waits before its next chunk (at most twice as long as its last chunk took, so that it still
