@@ -36,6 +36,13 @@ pub(super) struct Connection {
 
 impl Connection {
     pub async fn run(self, stream: TcpStream) {
+        if self.shutdown.is_cancelled() {
+            // Accepted in the instant the shutdown began (the accept and the cancellation
+            // were ready together). hyper's graceful end would close it unanswered, which a
+            // client reads as an empty reply; it gets the draining listener's 503 instead.
+            let reason = super::ApiError::ShuttingDown.to_string();
+            return refuse(stream, self.tls.clone(), reason).await;
+        }
         let idle = self.state.config.limits.idle_timeout;
         match self.tls.clone() {
             None => {
@@ -254,5 +261,51 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for MeteredIo<T> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ServeConfig;
+    use cellar_table::CellStore;
+    use tokio::net::TcpListener;
+
+    /// Regression: a connection accepted in the instant the shutdown began was closed
+    /// unanswered by hyper's graceful end (an empty reply), where a client must read the 503.
+    #[tokio::test]
+    async fn a_connection_accepted_as_the_shutdown_begins_reads_the_503() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = ServeConfig::local(dir.path().join("db"));
+        let store = CellStore::open(&config.db, config.store.options()).unwrap();
+        let state = ServerState::new(store, config);
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (stream, _) = listener.accept().await.unwrap();
+        let shutdown = CancellationToken::new();
+        shutdown.cancel();
+        let connection = Connection {
+            slot: state.admit(Protocol::Http).unwrap(),
+            app: super::super::router(Arc::clone(&state)),
+            state,
+            tls: None,
+            shutdown,
+        };
+        let served = tokio::spawn(connection.run(stream));
+        client
+            .write_all(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+            .await
+            .unwrap();
+        let mut reply = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut reply))
+            .await
+            .unwrap()
+            .unwrap();
+        let reply = String::from_utf8_lossy(&reply);
+        assert!(reply.starts_with("HTTP/1.1 503"), "{reply:?}");
+        assert!(reply.contains("shutting down"), "{reply:?}");
+        served.await.unwrap();
     }
 }

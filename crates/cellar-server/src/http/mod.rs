@@ -67,6 +67,7 @@ pub async fn serve(
     let connections = TaskTracker::new();
     loop {
         let (stream, peer) = tokio::select! {
+            biased;
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
