@@ -52,6 +52,34 @@ fn field(text: &str, name: &str) -> Option<u64> {
     })
 }
 
+/// Bytes written to the block device that holds `path` since boot: the sectors-written
+/// field of its `/sys/dev/block/MAJ:MIN/stat` (the kernel counts 512-byte sectors there
+/// whatever the device's own sector size). Unlike `/proc/self/io`, which counts a mapped
+/// page as written when it is dirtied, this counts only what reached the device, from every
+/// process. `None` when `path` is not on a block device (tmpfs, overlay, a network file
+/// system) or the counters cannot be read.
+pub fn device_bytes_written(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let stat = format!(
+        "/sys/dev/block/{}:{}/stat",
+        libc::major(dev),
+        libc::minor(dev)
+    );
+    sectors_written(&std::fs::read_to_string(stat).ok()?).map(|s| s.saturating_mul(512))
+}
+
+/// The seventh field of a block device's `stat` file (docs: Documentation/block/stat.rst).
+fn sectors_written(stat: &str) -> Option<u64> {
+    stat.split_whitespace().nth(6)?.parse().ok()
+}
+
+/// `sync(2)`: every dirty page of every file system is on its device when it returns.
+pub fn sync_all() {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+}
+
 /// The machine's RAM (`MemTotal` of `/proc/meminfo`) in bytes.
 pub fn mem_total_bytes() -> Option<u64> {
     parse_mem_total(&std::fs::read_to_string("/proc/meminfo").ok()?)
@@ -77,8 +105,7 @@ pub fn reset_peak_rss() -> bool {
 
 /// `sync(2)`, then drops the page cache, dentries and inodes (needs root).
 pub fn drop_page_cache() -> std::io::Result<()> {
-    // SAFETY: sync(2) takes no arguments and cannot fail.
-    unsafe { libc::sync() };
+    sync_all();
     std::fs::write("/proc/sys/vm/drop_caches", "3")
 }
 
@@ -137,6 +164,14 @@ mod tests {
         let _ = std::fs::read("/proc/self/status").unwrap();
         assert!(io_counters().unwrap().syscr > io.syscr);
         assert!(peak_rss_bytes().unwrap() > 0);
+    }
+
+    #[test]
+    fn reads_a_block_devices_sectors_written() {
+        // Documentation/block/stat.rst: reads, merges, sectors, ticks, then the writes'.
+        let line = "   22150     6171  1398482    10213   380044   140519  7612144   404567 0 0 0";
+        assert_eq!(sectors_written(line), Some(7_612_144));
+        assert_eq!(sectors_written("1 2 3"), None);
     }
 
     #[test]

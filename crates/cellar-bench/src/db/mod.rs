@@ -6,6 +6,7 @@ pub mod config;
 pub mod runner;
 pub mod table;
 pub mod workloads;
+pub mod write_amp;
 
 use std::path::PathBuf;
 

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::db::config::{Config, IndexFilter, UncachedMode};
 use crate::db::table::Record;
 use crate::db::workloads::{self as wl, Workload};
+use crate::db::write_amp::WriteCounters;
 use crate::engine::{self, Direction, Engine, OpenConfig};
 use crate::error::{BenchError, Result};
 use crate::measure::{Deltas, Probe, Timed};
@@ -125,7 +126,7 @@ impl<'a> Runner<'a> {
         // Fills and overwrite write `num` keys from one thread; the other writer
         // (readwhilewriting) writes as many as it can beside the readers.
         let single_writer_load = w.is_fresh_fill() || w == Workload::Overwrite;
-        let io_before = procfs::io_counters();
+        let write_counters = single_writer_load.then(|| WriteCounters::start(&dir));
         let timed = self.timed(engine.as_ref(), w);
         let timed = match timed {
             Ok(t) => t,
@@ -141,13 +142,8 @@ impl<'a> Runner<'a> {
             None
         };
         // Device bytes over the user's bytes, flush and compactions included (the settle).
-        let write_amp = match (single_writer_load, io_before, procfs::io_counters()) {
-            (true, Some(a), Some(b)) => {
-                let user_bytes = timed.ops * (self.cfg.key_size + self.cfg.value_size) as u64;
-                Some(a.device_bytes_written_until(&b) as f64 / user_bytes.max(1) as f64)
-            }
-            _ => None,
-        };
+        let user_bytes = timed.ops * (self.cfg.key_size + self.cfg.value_size) as u64;
+        let write_amp = write_counters.map(|c| c.finish(user_bytes));
         // Index and filter memory of the settled database (a fill's data is in tables now).
         deltas.resident_index_filter_bytes = engine.stats().resident_index_filter_bytes;
         engine.close()?;
@@ -166,7 +162,11 @@ impl<'a> Runner<'a> {
         };
         let mut r = self.record(w, variant, threads, &timed, deltas, &setup, &dir)?;
         r.settle_seconds = settle;
-        r.write_amp = write_amp;
+        if let Some(amp) = write_amp {
+            r.write_amp = amp.write_amp;
+            r.write_amp_source = amp.source.to_string();
+            r.process_write_amp = amp.process_write_amp;
+        }
         emit(r)
     }
 
@@ -366,6 +366,8 @@ impl<'a> Runner<'a> {
             wal_syncs: d.wal_syncs,
             settle_seconds: None,
             write_amp: None,
+            write_amp_source: String::new(),
+            process_write_amp: None,
             notes: std::mem::take(&mut self.notes),
         };
         Ok(r)

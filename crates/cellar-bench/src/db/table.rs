@@ -41,10 +41,17 @@ pub struct Record {
     pub stall_micros: Option<u64>,
     pub wal_syncs: Option<u64>,
     pub settle_seconds: Option<f64>,
-    /// Fills and overwrite: bytes written to the device (`/proc/self/io`, from the start of
-    /// the timed run to the end of the settle) over the bytes of the keys and values written.
+    /// Fills and overwrite: bytes written to the device, from the start of the timed run to
+    /// the end of the settle, over the bytes of the keys and values written (`db::write_amp`).
     #[serde(default)]
     pub write_amp: Option<f64>,
+    /// "device" (the device's counters) or "process" (`/proc/self/io`): where `write_amp`
+    /// came from; "" when not measured.
+    #[serde(default)]
+    pub write_amp_source: String,
+    /// The same ratio by `/proc/self/io`, which counts mapped pages when dirtied.
+    #[serde(default)]
+    pub process_write_amp: Option<f64>,
     pub notes: Vec<String>,
 }
 
@@ -172,6 +179,8 @@ mod tests {
             wal_syncs: None,
             settle_seconds: None,
             write_amp: None,
+            write_amp_source: String::new(),
+            process_write_amp: None,
             notes: vec![],
         }
     }
