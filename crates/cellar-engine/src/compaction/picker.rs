@@ -9,8 +9,8 @@
 //! bound keeps sorted runs of similar size from staying apart: bulk loads stack one run per
 //! level above the data they overlap, and with static targets alone none of them would ever
 //! be over its target, so every read would merge them all. Level 1, with data below it, is
-//! sized instead to rewrite the fewest bytes between L0 and the level below
-//! (`level1_target_bytes`). The highest score ≥ 1 wins; ties go to the deeper level, so
+//! sized instead to rewrite the fewest bytes between L0 and the level below, but at most a
+//! quarter of that level (`level1_target_bytes`). The highest score ≥ 1 wins; ties go to the deeper level, so
 //! stacked runs merge from the bottom up (each byte rewritten about once). Why, and what it
 //! costs: docs/design/level-target-cap.md.
 //! From a sorted level the file with the least overlap in the next level (per byte of its
@@ -99,19 +99,25 @@ fn score(k: &KeyspaceVersion, level: usize, o: &Options) -> f64 {
     k.level_bytes(level) as f64 / target.max(1) as f64
 }
 
+/// Level 1 holds at most this share of the level below: the versions it holds over keys
+/// that level also holds are space and scan work, up to a quarter more of each
+/// (docs/design/level-target-cap.md).
+const LEVEL1_MAX_SHARE_OF_BELOW: u64 = 4;
+
 /// Level 1's target when `below` bytes lie in the next non-empty level under it. An L0
 /// compaction merges a batch of about `b` flushed bytes into level 1 and rewrites its `x`
 /// bytes (x/b per byte flushed); pushing a byte on from level 1 rewrites the ~below/x bytes
 /// under it. Their sum is least at x = sqrt(b × below), and flat around it: a factor of two
 /// off in `b` costs 6 %. `b` is the trigger's count of flushes, each taken as half its
 /// memtable (with LZ4, a 64 MiB memtable of db_bench's values flushes to ~28 MB). Never
-/// more than the level below holds, so stacked runs of similar size still merge
+/// more than a quarter of the level below, which bounds what an overwritten database
+/// keeps twice and also makes stacked runs of similar size merge
 /// (docs/design/level-target-cap.md).
 fn level1_target_bytes(below: u64, o: &Options) -> u64 {
     let memtable = u64::try_from(o.memtable_size_bytes).unwrap_or(u64::MAX);
     let batch = (o.l0_compaction_trigger as u64).saturating_mul(memtable / 2);
     let balanced = ((batch as f64) * (below as f64)).sqrt() as u64;
-    balanced.min(below)
+    balanced.min(below / LEVEL1_MAX_SHARE_OF_BELOW)
 }
 
 /// No two of `files` share a user key: sorted by smallest key, each ends before the next
@@ -362,7 +368,8 @@ mod tests {
     #[test]
     fn level1_is_sized_between_the_l0_batch_and_the_level_below() {
         // L0 batches of 200 bytes over 20 000 in the last level: level 1's target is
-        // sqrt(200 × 20 000) = 2 000, twice the cap of a tenth of the level below.
+        // sqrt(200 × 20 000) = 2 000, twice the cap of a tenth of the level below and under
+        // a quarter of it.
         let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
         let with_l1 = |number, size| {
             version(vec![
@@ -376,8 +383,17 @@ mod tests {
         assert!(pick(&with_l1(1, 1_900), &opts()).is_none());
         let spec = pick(&with_l1(2, 2_100), &opts()).expect("L1 is over its target");
         assert_eq!((spec.level, spec.output_level), (1, 2));
-        // Never above what the level below holds: equal runs merge.
-        assert_eq!(level1_target_bytes(150, &opts()), 150);
+        // Never above a quarter of the level below: sqrt(200 × 400) = 283 would let an
+        // overwritten database keep most of its keys twice.
+        assert_eq!(level1_target_bytes(400, &opts()), 100);
+        let over_small_l2 = version(vec![
+            vec![],
+            vec![file(&vfs, 3, "a", "z", 150)],
+            vec![],
+            vec![file(&vfs, 101, "a", "z", 400)],
+        ]);
+        let spec = pick(&over_small_l2, &opts()).expect("L1 is over a quarter of L2");
+        assert_eq!((spec.level, spec.output_level), (1, 2));
     }
 
     #[test]
