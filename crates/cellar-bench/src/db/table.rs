@@ -49,7 +49,7 @@ pub struct Record {
     /// came from; "" when not measured.
     #[serde(default)]
     pub write_amp_source: String,
-    /// The same ratio by `/proc/self/io`, which counts mapped pages when dirtied.
+    /// The same ratio by `/proc/self/io` (bytes this process dirtied, minus those cancelled).
     #[serde(default)]
     pub process_write_amp: Option<f64>,
     pub notes: Vec<String>,

@@ -10,9 +10,9 @@
 //! level above the data they overlap, and with static targets alone none of them would ever
 //! be over its target, so every read would merge them all. Level 1, with data below it, is
 //! sized instead to rewrite the fewest bytes between L0 and the level below, but at most a
-//! quarter of that level (`level1_target_bytes`). The highest score ≥ 1 wins; ties go to the deeper level, so
-//! stacked runs merge from the bottom up (each byte rewritten about once). Why, and what it
-//! costs: docs/design/level-target-cap.md.
+//! quarter of that level (`level1_target_bytes`). The highest score ≥ 1 wins; ties go to
+//! the deeper level, so stacked runs merge from the bottom up (each byte rewritten about
+//! once). Why, and what it costs: docs/design/level-target-cap.md.
 //! From a sorted level the file with the least overlap in the next level (per byte of its
 //! own) is chosen: it rewrites the fewest bytes for the bytes it pushes down.
 
