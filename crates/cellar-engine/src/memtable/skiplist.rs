@@ -3,7 +3,8 @@
 //!
 //! Entries order as (keyspace, head of the user key, internal key), where the head is the
 //! user key's first 8 bytes as a big-endian number: a search compares most nodes it passes
-//! on the two numbers in the node's header, in the cache line it already loaded.
+//! on two numbers, the keyspace in the node's header and the head loaded from the key right
+//! after it, in the cache line it already loaded.
 //!
 //! **Concurrency.** Any number of threads insert at once and readers never wait. An insert
 //! writes its node, then links it level by level, bottom first, each with a compare-and-swap
@@ -12,8 +13,14 @@
 //! were written. Nothing is removed before the list drops, so a node, once found, stays valid
 //! as long as the list. This is the design of LevelDB's and RocksDB's memtable skiplists.
 //!
-//! **Node layout** (8-aligned): [`Header`] (24 bytes), `height` next pointers, the internal
-//! key, the value.
+//! **Node layout** (8-aligned): `height` next pointers, highest level first, then the
+//! [`Header`] (12 bytes), the internal key and the value. A node is named by the address of
+//! its header, and its link at level `i` sits `8 × (i + 1)` bytes below it, as in RocksDB's
+//! inline skiplist: the header needs no height to find the key, and a 12-byte header after
+//! 8-byte links keeps the node at 12 bytes of bookkeeping plus its links, where a header
+//! that held the key's head and its height took 24. For a 16-byte key and a 100-byte value
+//! (124 bytes with the trailer) a node takes 147 bytes on average against 163, so a memtable
+//! holds 11 % more entries before it is flushed (docs/design/arena-memtable.md).
 
 // Nodes are variable-sized records in arena memory, reached through raw pointers.
 #![allow(unsafe_code)]
@@ -28,6 +35,7 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Acquire, Ordering::Rel
 use parking_lot::Mutex;
 
 use super::arena::{Arena, ALIGN};
+use crate::coding::head8;
 use crate::types::compare_internal;
 
 /// Levels of the tallest node. With a quarter of the nodes reaching each next level, 12
@@ -36,12 +44,16 @@ pub(super) const MAX_HEIGHT: usize = 12;
 
 #[repr(C)]
 struct Header {
-    head: u64,
     ks: u32,
-    key_len: u32,
+    /// The internal key's length times 16, plus the node's height (at most `MAX_HEIGHT`,
+    /// below 16): a key of up to 64 KiB and its trailer need 17 bits.
+    key_len_height: u32,
     value_len: u32,
-    height: u32,
 }
+
+/// Bits of `Header::key_len_height` that hold the height.
+const HEIGHT_BITS: u32 = 4;
+const _: () = assert!(MAX_HEIGHT < 1 << HEIGHT_BITS);
 
 const HEADER_BYTES: usize = size_of::<Header>();
 const LINK_BYTES: usize = size_of::<AtomicPtr<Header>>();
@@ -78,16 +90,24 @@ impl<'a> NodeRef<'a> {
         unsafe { self.ptr.as_ref() }
     }
 
+    fn height(self) -> usize {
+        (self.header().key_len_height & ((1 << HEIGHT_BITS) - 1)) as usize
+    }
+
+    fn key_len(self) -> usize {
+        (self.header().key_len_height >> HEIGHT_BITS) as usize
+    }
+
     fn link(self, level: usize) -> &'a AtomicPtr<Header> {
-        debug_assert!(level < self.header().height as usize);
-        // SAFETY: a node is allocated with `height` links after its header (`SkipList::
-        // insert`), 8-aligned because the header is 24 bytes and the node 8-aligned.
+        debug_assert!(level < self.height());
+        // SAFETY: a node is allocated with `height` links right below its header
+        // (`SkipList::write_node`), each 8-aligned because the allocation is.
         unsafe {
             &*self
                 .ptr
                 .as_ptr()
                 .cast::<u8>()
-                .add(HEADER_BYTES + level * LINK_BYTES)
+                .sub((level + 1) * LINK_BYTES)
                 .cast::<AtomicPtr<Header>>()
         }
     }
@@ -104,23 +124,28 @@ impl<'a> NodeRef<'a> {
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>().add(offset), len) }
     }
 
-    fn key_offset(self) -> usize {
-        HEADER_BYTES + self.header().height as usize * LINK_BYTES
-    }
-
     pub fn ks(self) -> u32 {
         self.header().ks
     }
 
     /// The internal key (user key and trailer).
     pub fn key(self) -> &'a [u8] {
-        self.bytes_at(self.key_offset(), self.header().key_len as usize)
+        self.bytes_at(HEADER_BYTES, self.key_len())
     }
 
     pub fn value(self) -> &'a [u8] {
-        let h = self.header();
-        let at = self.key_offset() + h.key_len as usize;
-        self.bytes_at(at, h.value_len as usize)
+        let at = HEADER_BYTES + self.key_len();
+        self.bytes_at(at, self.header().value_len as usize)
+    }
+
+    /// The first 8 bytes of the user key as a big-endian number (zero-padded).
+    fn head(self) -> u64 {
+        let key = self.key();
+        let user = &key[..key.len().saturating_sub(8)];
+        match user.first_chunk::<8>() {
+            Some(h) => u64::from_be_bytes(*h),
+            None => head8(user),
+        }
     }
 
     /// The next node in order.
@@ -132,18 +157,11 @@ impl<'a> NodeRef<'a> {
         RawNode(self.ptr)
     }
 
-    fn probe(self) -> Probe<'a> {
-        Probe {
-            ks: self.header().ks,
-            head: self.header().head,
-            ikey: self.key(),
-        }
-    }
-
     fn cmp(self, p: &Probe<'_>) -> Ordering {
-        let h = self.header();
-        h.ks.cmp(&p.ks)
-            .then_with(|| h.head.cmp(&p.head))
+        self.header()
+            .ks
+            .cmp(&p.ks)
+            .then_with(|| self.head().cmp(&p.head))
             .then_with(|| compare_internal(self.key(), p.ikey))
     }
 }
@@ -181,7 +199,7 @@ unsafe impl Sync for SkipList {}
 impl SkipList {
     pub(super) fn new() -> SkipList {
         let arena = Arena::new();
-        let first = Self::write_node(&arena, MAX_HEIGHT, 0, 0, [&[], &[]], &[]);
+        let first = Self::write_node(&arena, MAX_HEIGHT, 0, [&[], &[]], &[]);
         SkipList {
             arena,
             first,
@@ -194,42 +212,44 @@ impl SkipList {
         }
     }
 
-    /// Allocates a node and writes its header, null links, key and value.
+    /// Allocates a node and writes its null links, header, key and value; returns its
+    /// header's address, which names it.
     fn write_node(
         arena: &Arena,
         height: usize,
         ks: u32,
-        head: u64,
         key: [&[u8]; 2],
         value: &[u8],
     ) -> NonNull<Header> {
         let key_len = key[0].len() + key[1].len();
-        let key_at = HEADER_BYTES + height * LINK_BYTES;
-        let node = arena.alloc(key_at + key_len + value.len());
+        let links = height * LINK_BYTES;
+        let node = arena.alloc(links + HEADER_BYTES + key_len + value.len());
         let header = Header {
-            head,
             ks,
-            // The batch checks bound keys to 64 KiB and values to 64 MiB (types::MAX_*_LEN).
-            key_len: key_len as u32,
+            // The batch checks bound keys to 64 KiB and values to 64 MiB (types::MAX_*_LEN),
+            // so both shifted lengths fit.
+            key_len_height: ((key_len as u32) << HEIGHT_BITS) | height as u32,
             value_len: value.len() as u32,
-            height: height as u32,
         };
         let base = node.as_ptr();
-        // SAFETY: `node` is a fresh allocation of `key_at + key_len + value.len()` bytes,
-        // 8-aligned; every write below stays inside it, and nothing else sees it yet.
+        // SAFETY: `node` is a fresh allocation of `links + HEADER_BYTES + key_len +
+        // value.len()` bytes, 8-aligned, so the links and the header (4-aligned fields) at
+        // `base + links` are aligned; every write below stays inside it, and nothing else
+        // sees it yet.
         unsafe {
-            base.cast::<Header>().write(header);
-            for level in 0..height {
-                base.add(HEADER_BYTES + level * LINK_BYTES)
+            for i in 0..height {
+                base.add(i * LINK_BYTES)
                     .cast::<AtomicPtr<Header>>()
                     .write(AtomicPtr::new(ptr::null_mut()));
             }
-            let k = base.add(key_at);
+            let h = base.add(links);
+            h.cast::<Header>().write(header);
+            let k = h.add(HEADER_BYTES);
             ptr::copy_nonoverlapping(key[0].as_ptr(), k, key[0].len());
             ptr::copy_nonoverlapping(key[1].as_ptr(), k.add(key[0].len()), key[1].len());
             ptr::copy_nonoverlapping(value.as_ptr(), k.add(key_len), value.len());
+            NonNull::new_unchecked(h.cast::<Header>())
         }
-        node.cast::<Header>()
     }
 
     fn first(&self) -> NodeRef<'_> {
@@ -271,7 +291,7 @@ impl SkipList {
     ) -> usize {
         let height = height_of(seed);
         let bytes = node_bytes(height, key[0].len() + key[1].len(), value.len());
-        let ptr = Self::write_node(&self.arena, height, ks, head, key, value);
+        let ptr = Self::write_node(&self.arena, height, ks, key, value);
         let node = NodeRef {
             ptr,
             _list: PhantomData,
@@ -282,7 +302,11 @@ impl SkipList {
         if height > top {
             top = self.height.fetch_max(height, Relaxed).max(height);
         }
-        let probe = node.probe();
+        let probe = Probe {
+            ks,
+            head,
+            ikey: node.key(),
+        };
         // Threads inserting at once do not wait for the hint: all but one search.
         let mut hint = self.hint.try_lock();
         let (mut prev, mut next) = match hint.as_deref().and_then(|h| self.hinted(h, &probe, top)) {
@@ -417,7 +441,7 @@ type Successors<'a> = [Option<NodeRef<'a>>; MAX_HEIGHT];
 /// Bytes of a node of `height` links holding a key and a value of these lengths, as the
 /// arena hands them out.
 fn node_bytes(height: usize, key_len: usize, value_len: usize) -> usize {
-    (HEADER_BYTES + height * LINK_BYTES + key_len + value_len).next_multiple_of(ALIGN)
+    (height * LINK_BYTES + HEADER_BYTES + key_len + value_len).next_multiple_of(ALIGN)
 }
 
 /// At one level, from `x` (which sorts before `p`) on: the last node before `p` and the one
@@ -456,7 +480,6 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::coding::head8;
     use crate::types::{make_internal_key, user_key};
 
     fn probe(ks: u32, ikey: &[u8]) -> Probe<'_> {
@@ -571,5 +594,37 @@ mod tests {
         reader.join().expect("reader");
         let n = std::iter::successors(l.front(), |n| n.successor()).count();
         assert_eq!(n as u64, threads * per_thread);
+    }
+
+    /// A node is its links, a 12-byte header, the key and the value, padded to 8 bytes; the
+    /// longest key the batch admits and a value of each size come back whole.
+    #[test]
+    fn nodes_are_links_header_key_value() {
+        assert_eq!(HEADER_BYTES, 12);
+        // A 16-byte user key with its trailer and a 100-byte value, one link: no padding.
+        assert_eq!(node_bytes(1, 24, 100), 144);
+        assert_eq!(node_bytes(2, 24, 101), 160);
+        let l = SkipList::new();
+        let user = vec![0xab; crate::types::MAX_KEY_LEN];
+        let long = make_internal_key(&user, 9, 1);
+        let values: Vec<Vec<u8>> = (0..40).map(|n| vec![n as u8; n * 37]).collect();
+        for (i, v) in values.iter().enumerate() {
+            add(&l, 0, &make_internal_key(&[i as u8], 1, 1), v);
+        }
+        add(&l, 1, &long, b"v");
+        let mut n = l.front();
+        for (i, v) in values.iter().enumerate() {
+            let node = n.expect("every entry is linked");
+            assert_eq!(node.key(), make_internal_key(&[i as u8], 1, 1));
+            assert_eq!(node.value(), v.as_slice());
+            assert!(node.height() >= 1 && node.height() <= MAX_HEIGHT);
+            n = node.successor();
+        }
+        let last = n.expect("the long key is linked");
+        assert_eq!(
+            (last.ks(), last.key(), last.value()),
+            (1, long.as_slice(), &b"v"[..])
+        );
+        assert!(last.successor().is_none());
     }
 }
