@@ -13,7 +13,7 @@ use cellar_engine::{Db, Options, WriteBatch, WriteOptions};
 /// background threads, so every run writes byte-identical files with the same numbers.
 pub fn small_options() -> Options {
     Options {
-        memtable_size_bytes: 4096,
+        memtable_size_bytes: 3520,
         block_size_bytes: 256,
         background_work: false,
         ..Default::default()
