@@ -35,7 +35,6 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Acquire, Ordering::Rel
 use parking_lot::Mutex;
 
 use super::arena::{Arena, ALIGN};
-use crate::coding::head8;
 use crate::types::compare_internal;
 
 /// Levels of the tallest node. With a quarter of the nodes reaching each next level, 12
@@ -138,14 +137,9 @@ impl<'a> NodeRef<'a> {
         self.bytes_at(at, self.header().value_len as usize)
     }
 
-    /// The first 8 bytes of the user key as a big-endian number (zero-padded).
+    /// The head of the node's user key ([`super::key_head`]), loaded from the key.
     fn head(self) -> u64 {
-        let key = self.key();
-        let user = &key[..key.len().saturating_sub(8)];
-        match user.first_chunk::<8>() {
-            Some(h) => u64::from_be_bytes(*h),
-            None => head8(user),
-        }
+        super::key_head(self.key())
     }
 
     /// The next node in order.
@@ -480,6 +474,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::coding::head8;
     use crate::types::{make_internal_key, user_key};
 
     fn probe(ks: u32, ikey: &[u8]) -> Probe<'_> {
