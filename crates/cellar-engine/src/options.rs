@@ -258,7 +258,7 @@ pub struct Options {
     /// L0 file count at which writers wait for compaction.
     pub l0_stop_trigger: usize,
     /// Compaction target of level 1 while no level below holds data (then it is sized from
-    /// the L0 batch and the level below, at most a quarter of that level); each deeper
+    /// the L0 batch and the level below, at most a third of that level); each deeper
     /// level's is `level_size_ratio` times the one above, but at most 1/`level_size_ratio`
     /// of the next non-empty level below (docs/design/level-target-cap.md).
     pub level1_size_bytes: u64,

@@ -19,7 +19,51 @@ pub struct OutputSpec<'a> {
     /// Output is cut into files of about this size, at user-key boundaries (the versions of
     /// one key never straddle two files, which keeps sorted levels disjoint by user key).
     pub target_file_size_bytes: u64,
+    /// User-key ranges (smallest, largest) of the files in the level under the output level
+    /// that the output overlaps, in key order. Past half its target size, an output file is
+    /// cut where the keys cross from one of these files to the next, so that pushing it down
+    /// later rewrites whole files of that level rather than also the part-covered ones at its
+    /// two ends (docs/design/grandparent-cuts.md). Empty: cut by size only.
+    pub grandparents: &'a [(Vec<u8>, Vec<u8>)],
     pub alloc_file_number: &'a dyn Fn() -> u64,
+}
+
+/// Where the output's keys stand among the grandparent files: in the gap before file `i`
+/// (position 2i) or inside it (2i + 1). Keys arrive in order, so the cursor only moves on.
+struct GrandparentCursor<'a> {
+    files: &'a [(Vec<u8>, Vec<u8>)],
+    index: usize,
+    position: usize,
+}
+
+impl<'a> GrandparentCursor<'a> {
+    fn new(files: &'a [(Vec<u8>, Vec<u8>)]) -> Self {
+        GrandparentCursor {
+            files,
+            index: 0,
+            position: 0,
+        }
+    }
+
+    /// Moves to `ukey` (not below the last key given); true if it left the gap or the file
+    /// the previous key was in.
+    fn crossed(&mut self, ukey: &[u8]) -> bool {
+        while self
+            .files
+            .get(self.index)
+            .is_some_and(|(_, largest)| largest.as_slice() < ukey)
+        {
+            self.index += 1;
+        }
+        let inside = self
+            .files
+            .get(self.index)
+            .is_some_and(|(smallest, _)| smallest.as_slice() <= ukey);
+        let position = 2 * self.index + usize::from(inside);
+        let moved = position != self.position;
+        self.position = position;
+        moved
+    }
 }
 
 /// A layer above the engine deciding, during compactions, which entries its own rules hide
@@ -95,6 +139,8 @@ fn write_inner(
     let mut current_ukey: Vec<u8> = Vec::new();
     let mut have_key = false;
     let mut last_seq_for_key = u64::MAX;
+    let mut grandparents = GrandparentCursor::new(out.grandparents);
+    let mut crossed = false;
     iter.seek_to_first();
     while iter.valid() {
         let ikey = iter.key();
@@ -112,6 +158,9 @@ fn write_inner(
             current_ukey.extend_from_slice(ukey);
             have_key = true;
             last_seq_for_key = u64::MAX;
+            // Remembered until the next written key: a dropped key between two written ones
+            // may be the one that crossed.
+            crossed |= grandparents.crossed(ukey);
         }
         // A newer version of this key is visible to every reader: this one is hidden.
         let shadowed = last_seq_for_key <= filter.oldest_snapshot;
@@ -129,11 +178,14 @@ fn write_inner(
             if new_key
                 && current
                     .as_ref()
-                    .is_some_and(|o| o.builder.estimated_file_size() >= out.target_file_size_bytes)
+                    .is_some_and(|o| cut_before(o, out, crossed))
             {
                 if let Some(o) = current.take() {
                     done.push(finish(o)?);
                 }
+            }
+            if new_key {
+                crossed = false;
             }
             if current.is_none() {
                 let number = (out.alloc_file_number)();
@@ -157,6 +209,14 @@ fn write_inner(
     Ok(())
 }
 
+/// Whether the output file ends before the next user key: at its target size, or at half
+/// of it where the keys cross a grandparent file's boundary.
+fn cut_before(o: &Output, out: &OutputSpec<'_>, crossed_grandparent: bool) -> bool {
+    let size = o.builder.estimated_file_size();
+    size >= out.target_file_size_bytes
+        || (crossed_grandparent && size >= out.target_file_size_bytes / 2)
+}
+
 fn finish(o: Output) -> Result<FileMeta> {
     let s = o.builder.finish()?;
     Ok(FileMeta {
@@ -170,4 +230,92 @@ fn finish(o: Output) -> Result<FileMeta> {
         num_deletions: s.num_deletions,
         global_seq: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+    use crate::iter::VecIterator;
+    use crate::options::Compression;
+    use crate::types::make_internal_key;
+    use crate::vfs::MemVfs;
+
+    fn key(i: u32) -> Vec<u8> {
+        format!("k{i:04}").into_bytes()
+    }
+
+    /// Writes keys k0000..k0999 (about 110 bytes each, uncompressed) with a 20 000-byte
+    /// target; returns each output file's first and last key index.
+    fn cut(grandparents: &[(Vec<u8>, Vec<u8>)]) -> Vec<(u32, u32)> {
+        let vfs: Arc<dyn Vfs> = Arc::new(MemVfs::new());
+        vfs.create_dir_all(Path::new("/o")).expect("dir");
+        let entries = (0..1000)
+            .map(|i| {
+                (
+                    make_internal_key(&key(i), 1, ValueKind::Put as u8),
+                    vec![b'v'; 100],
+                )
+            })
+            .collect();
+        let next = AtomicU64::new(1);
+        let out = OutputSpec {
+            vfs: &vfs,
+            dir: Path::new("/o"),
+            sst: SstOptions {
+                compression: Compression::None,
+                bloom_bits_per_key: 0,
+                ..SstOptions::default()
+            },
+            target_file_size_bytes: 20_000,
+            grandparents,
+            alloc_file_number: &|| next.fetch_add(1, Ordering::Relaxed),
+        };
+        let filter = RunFilter {
+            oldest_snapshot: 100,
+            bottommost: false,
+            range_tombstones: Vec::new(),
+            user: None,
+            newest_snapshot: 0,
+        };
+        let index = |ikey: &[u8]| -> u32 {
+            let (ukey, _) = split_internal(ikey).expect("internal key");
+            std::str::from_utf8(&ukey[1..])
+                .expect("utf8")
+                .parse()
+                .expect("number")
+        };
+        write_sorted_run(&mut VecIterator::new(entries), &out, &filter)
+            .expect("write")
+            .iter()
+            .map(|f| (index(&f.smallest), index(&f.largest)))
+            .collect()
+    }
+
+    #[test]
+    fn output_is_cut_at_grandparent_boundaries_past_half_its_target() {
+        // By size alone a file ends after ~180 keys, inside whatever lies below.
+        let by_size = cut(&[]);
+        assert!(by_size.len() < 8, "{by_size:?}");
+        assert!(
+            by_size.iter().any(|(first, _)| first % 50 != 0),
+            "{by_size:?}"
+        );
+        // Grandparent files of 50 keys each: a file ends where one of them does, once it
+        // holds ~90 keys (half its target), so each covers two of them whole.
+        let below: Vec<_> = (0..20).map(|g| (key(g * 50), key(g * 50 + 49))).collect();
+        let aligned = cut(&below);
+        let expected: Vec<_> = (0..10).map(|f| (f * 100, f * 100 + 99)).collect();
+        assert_eq!(aligned, expected);
+        // Entering a grandparent file from a gap is a boundary too: files of 30 keys with
+        // 20-key gaps between them.
+        let gapped: Vec<_> = (0..20)
+            .map(|g| (key(g * 50 + 20), key(g * 50 + 49)))
+            .collect();
+        for (first, _) in cut(&gapped).iter().skip(1) {
+            assert!(first % 50 == 0 || first % 50 == 20, "{first}");
+        }
+    }
 }

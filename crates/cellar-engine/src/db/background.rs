@@ -228,12 +228,24 @@ fn merge_inputs(
         .map(|f| Box::new(f.reader.iter_with(false)) as Box<dyn InternalIterator>)
         .collect();
     let mut it = MergingIterator::new(children);
+    let mut grandparents: Vec<(Vec<u8>, Vec<u8>)> = kv
+        .overlapping(spec.output_level + 1, &lo, &hi)
+        .iter()
+        .map(|f| {
+            (
+                f.smallest_user_key().to_vec(),
+                f.largest_user_key().to_vec(),
+            )
+        })
+        .collect();
+    grandparents.sort();
     let out = OutputSpec {
         vfs: &inner.vfs,
         dir: &inner.dir,
         sst: SstOptions::for_keyspace(&inner.opts, &kv.options)
             .skewed(bottommost, inner.opts.bloom_bits_skew),
         target_file_size_bytes: inner.opts.target_file_size_bytes,
+        grandparents: &grandparents,
         alloc_file_number: &|| inner.alloc_file_number(),
     };
     let outputs = write_sorted_run(&mut it, &out, &filter)?;

@@ -47,6 +47,7 @@ pub(crate) fn flush_to_files(
             dir,
             sst: SstOptions::for_keyspace(opts, ks_opts),
             target_file_size_bytes: u64::MAX,
+            grandparents: &[],
             alloc_file_number: alloc,
         };
         let mut it = mem.iter(ks);

@@ -7,6 +7,8 @@ mod level;
 mod merge;
 pub use level::LevelIterator;
 pub use merge::MergingIterator;
+#[cfg(test)]
+pub(crate) use merge::VecIterator;
 
 /// Iterates internal keys (see [`crate::types`]) in [`crate::types::compare_internal`] order.
 ///
