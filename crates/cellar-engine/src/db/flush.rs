@@ -102,6 +102,11 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
     )?;
     let bytes: u64 = files.iter().map(|(_, f)| f.size).sum();
     let last_seq = inner.last_visible.load();
+    // Counted before the edit installs the version without this memtable: `Db::flush`
+    // returns as soon as it sees that version, and `stats()` after it must count the flush.
+    // A failed edit poisons the database, so an over-count then is never read as progress.
+    Counters::add(&inner.counters.flushes, 1);
+    Counters::add(&inner.counters.flush_bytes, bytes);
     log_and_apply(
         inner,
         |meta| {
@@ -129,8 +134,6 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
     )?;
     let _ = inner.wal_vfs.remove(&inner.wal_path(mem.wal_number()));
     inner.wal.lock().forget_through(mem.wal_number());
-    Counters::add(&inner.counters.flushes, 1);
-    Counters::add(&inner.counters.flush_bytes, bytes);
     Ok(true)
 }
 
