@@ -228,7 +228,8 @@ fn merge_inputs(
         .map(|f| Box::new(f.reader.iter_with(false)) as Box<dyn InternalIterator>)
         .collect();
     let mut it = MergingIterator::new(children);
-    let mut grandparents: Vec<(Vec<u8>, Vec<u8>)> = kv
+    // A sorted level's files are in key order, so the grandparents come out in order.
+    let grandparents: Vec<(Vec<u8>, Vec<u8>)> = kv
         .overlapping(spec.output_level + 1, &lo, &hi)
         .iter()
         .map(|f| {
@@ -238,7 +239,6 @@ fn merge_inputs(
             )
         })
         .collect();
-    grandparents.sort();
     let out = OutputSpec {
         vfs: &inner.vfs,
         dir: &inner.dir,
