@@ -203,6 +203,35 @@ fn point_reads_that_paid_for_a_file_warm_it_whole() {
     db.close().expect("close");
 }
 
+/// A seek is a random read as a point read is: a file its seeks have waited on as long as
+/// its price is warmed whole too, or a seek-only workload on a cold database would read it
+/// block by block from the disk for ever.
+#[test]
+fn seeks_that_paid_for_a_file_warm_it_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (db, sst) = cold_db_of_one_sst(dir.path(), 1 << 30);
+    let size = std::fs::metadata(&sst).expect("stat").len();
+    let ks = db.default_keyspace();
+    let mut x = 0x9E37_79B9u32;
+    let mut seeks = 0;
+    while db.stats().warm_ups == 0 && seeks < 400_000 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        let i = x % 20_000;
+        let key = format!("key{i:08}");
+        let mut it = db.iter(&ks, ReadOptions::default()).expect("iter");
+        it.seek(key.as_bytes());
+        it.status().expect("seek");
+        assert!(it.valid());
+        assert_eq!(it.key(), key.as_bytes());
+        seeks += 1;
+    }
+    assert!(seeks < 400_000, "no warm-up after {seeks} seeks");
+    assert_eq!(db.stats().warm_up_bytes, size);
+    db.close().expect("close");
+}
+
 #[test]
 fn no_warm_up_without_budget() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -1,7 +1,8 @@
-//! Cold-start warm-up: once the point reads of one SST have spent half as much time waiting
-//! on the device as reading the whole file sequentially would take (each read counting at
-//! most `MAX_RENT_PER_READ`), read the whole file sequentially into the page cache, in the
-//! background, and let later reads find it there.
+//! Cold-start warm-up: once the point reads of one SST (and its iterators' seeks and short
+//! walks, random reads too) have spent half as much time waiting on the device as reading
+//! the whole file sequentially would take (each read counting at most `MAX_RENT_PER_READ`),
+//! read the whole file sequentially into the page cache, in the background, and let later
+//! reads find it there.
 //!
 //! Why: point reads advise the kernel not to read ahead (see `vfs/real.rs`), so a cold
 //! database that fits in memory pays one random read per lookup until each block has been
@@ -82,7 +83,7 @@ const DROPPED: u8 = 4;
 pub struct FileWarmth {
     file: Arc<dyn RandomAccessFile>,
     state: AtomicU8,
-    /// Nanoseconds its point reads have spent in `pread` since it was last cold.
+    /// Nanoseconds its random reads have spent in `pread` since it was last cold.
     rent_ns: AtomicU64,
     /// Rent at which the file is warmed: the time a sequential read of it should take.
     price_ns: u64,

@@ -61,22 +61,19 @@ impl Source {
     /// Fills `buf` from `offset`, counted as a device read.
     pub(super) fn pread_into(&self, buf: &mut [u8], offset: u64, access: Access) -> Result<()> {
         let cached = match (access, &self.warmth) {
-            // Point reads of a file that may still be warmed are timed: their wait is the
-            // rent that decides when reading the file whole pays. The page cache probe is
-            // timed with the read: when it misses it has already sent the read to the
-            // device, and the wait after it is only part of the read's.
-            (Access::Point, Some(w)) if w.0.reads_disk() => {
+            // Point reads and a seek's reads of a file that may still be warmed are timed:
+            // both are random reads, and their wait is the rent that decides when reading
+            // the file whole pays. The page cache probe is timed with the read: when it
+            // misses it has already sent the read to the device, and the wait after it is
+            // only part of the read's.
+            (Access::Point | Access::Walk, Some(w)) if w.0.reads_disk() => {
                 let _in_flight = w.0.point_read();
                 let started = Instant::now();
-                let cached = self.read_point(buf, offset)?;
+                let cached = self.read_random(buf, offset, access)?;
                 w.0.pay(started.elapsed());
                 cached
             }
-            (Access::Point, _) => self.read_point(buf, offset)?,
-            (Access::Walk, _) => {
-                self.file.read_exact_at(buf, offset)?;
-                false
-            }
+            (Access::Point | Access::Walk, _) => self.read_random(buf, offset, access)?,
             (Access::Scan, _) => {
                 self.file.read_exact_at_scan(buf, offset)?;
                 false
@@ -88,6 +85,17 @@ impl Source {
             Counters::add(&self.counters.page_cache_reads, 1);
         }
         Ok(())
+    }
+
+    /// A random read: a point read probes the page cache first (`read_point`), since its
+    /// count of reads the page cache served steers `multi_get`; a seek's read goes straight
+    /// to the file.
+    fn read_random(&self, buf: &mut [u8], offset: u64, access: Access) -> Result<bool> {
+        if access == Access::Point {
+            return self.read_point(buf, offset);
+        }
+        self.file.read_exact_at(buf, offset)?;
+        Ok(false)
     }
 
     /// A point read that first asks for the bytes only if the page cache holds them, and
