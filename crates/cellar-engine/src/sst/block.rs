@@ -198,10 +198,10 @@ impl Block {
 
     /// Before a seek's restart search: asks for the whole block at once when it has at most
     /// `WHOLE_BLOCK_MAX_INTERVALS` restart intervals, and says whether it did. Such a block's
-    /// entries are large (two intervals of 16 entries in 4 KiB with 100-byte values), so the
-    /// interval the seek walks is already half of it, and the restart entry the search reads,
-    /// in the middle of the block, is then in flight beside the restart array instead of
-    /// missed after it.
+    /// entries are large (three intervals of at most 16 entries in 4 KiB with 100-byte
+    /// values), so the interval the seek walks is a third of it or more, and the restart
+    /// entries the search reads are then in flight beside the restart array instead of missed
+    /// after it.
     fn prefetch_if_few_intervals(&self) -> bool {
         if self.num_restarts > WHOLE_BLOCK_MAX_INTERVALS {
             return false;
@@ -697,10 +697,8 @@ mod tests {
             for i in 0..block.num_restarts {
                 let bytes = block.interval(i).expect("interval in range");
                 assert_eq!(
-                    bytes.start,
-                    covered,
-                    "interval {i} starts where {} ends",
-                    i + 1
+                    bytes.start, covered,
+                    "interval {i} starts where the one before ends"
                 );
                 let mut off = bytes.start;
                 let mut entries = 0;
