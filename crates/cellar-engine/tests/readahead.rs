@@ -157,18 +157,25 @@ fn cold_db_of_one_sst(dir: &Path, warm_up_budget_bytes: u64) -> (Db, PathBuf) {
     (Db::open(dir, opts()).expect("reopen"), sst)
 }
 
-/// Random point reads of `db` (every answer checked) until `done` or 400 000 reads.
-fn read_until(db: &Db, done: impl Fn(&Db) -> bool) -> usize {
-    let ks = db.default_keyspace();
+/// Key indexes in `0..20_000` from a fixed xorshift sequence, for random reads of
+/// `db_of_one_sst`'s keys.
+fn random_key_indexes() -> impl Iterator<Item = u32> {
     let mut x = 0x9E37_79B9u32;
-    for n in 0..400_000usize {
-        if done(db) {
-            return n;
-        }
+    std::iter::repeat_with(move || {
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
-        let i = x % 20_000;
+        x % 20_000
+    })
+}
+
+/// Random point reads of `db` (every answer checked) until `done` or 400 000 reads.
+fn read_until(db: &Db, done: impl Fn(&Db) -> bool) -> usize {
+    let ks = db.default_keyspace();
+    for (n, i) in random_key_indexes().take(400_000).enumerate() {
+        if done(db) {
+            return n;
+        }
         let got = db
             .get(
                 &ks,
@@ -212,13 +219,11 @@ fn seeks_that_paid_for_a_file_warm_it_whole() {
     let (db, sst) = cold_db_of_one_sst(dir.path(), 1 << 30);
     let size = std::fs::metadata(&sst).expect("stat").len();
     let ks = db.default_keyspace();
-    let mut x = 0x9E37_79B9u32;
     let mut seeks = 0;
-    while db.stats().warm_ups == 0 && seeks < 400_000 {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        let i = x % 20_000;
+    for i in random_key_indexes().take(400_000) {
+        if db.stats().warm_ups > 0 {
+            break;
+        }
         let key = format!("key{i:08}");
         let mut it = db.iter(&ks, ReadOptions::default()).expect("iter");
         it.seek(key.as_bytes());

@@ -206,11 +206,7 @@ impl Block {
         if self.num_restarts > WHOLE_BLOCK_MAX_INTERVALS {
             return false;
         }
-        let mut at = 0;
-        while at < self.restarts_off {
-            prefetch::read_at(&self.data, at);
-            at += CACHE_LINE;
-        }
+        self.prefetch_bytes(0..self.restarts_off);
         true
     }
 
@@ -220,13 +216,15 @@ impl Block {
     /// values a 16-entry interval spans ~32 lines (docs/design/point-lookup-cpu.md, "The
     /// interval asked for at once").
     fn prefetch_interval(&self, i: usize) {
-        let Some(bytes) = self.interval(i) else {
-            return;
-        };
-        let mut at = bytes.start;
-        while at < bytes.end {
+        if let Some(bytes) = self.interval(i) {
+            self.prefetch_bytes(bytes);
+        }
+    }
+
+    /// Asks for one address in every `CACHE_LINE` bytes of `bytes`.
+    fn prefetch_bytes(&self, bytes: std::ops::Range<usize>) {
+        for at in bytes.step_by(CACHE_LINE) {
             prefetch::read_at(&self.data, at);
-            at = (at | (CACHE_LINE - 1)) + 1;
         }
     }
 

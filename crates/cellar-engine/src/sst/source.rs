@@ -60,24 +60,24 @@ impl Source {
 
     /// Fills `buf` from `offset`, counted as a device read.
     pub(super) fn pread_into(&self, buf: &mut [u8], offset: u64, access: Access) -> Result<()> {
-        let cached = match (access, &self.warmth) {
-            // Point reads and a seek's reads of a file that may still be warmed are timed:
-            // both are random reads, and their wait is the rent that decides when reading
-            // the file whole pays. The page cache probe is timed with the read: when it
-            // misses it has already sent the read to the device, and the wait after it is
-            // only part of the read's.
-            (Access::Point | Access::Walk, Some(w)) if w.0.reads_disk() => {
+        // Point reads and a seek's reads of a file that may still be warmed are timed: both
+        // are random reads, and their wait is the rent that decides when reading the file
+        // whole pays. The page cache probe is timed with the read: when it misses it has
+        // already sent the read to the device, and the wait after it is only part of the
+        // read's. Scans read ahead and are sequential already: they pay none.
+        let renting = match &self.warmth {
+            Some(w) if access != Access::Scan && w.0.reads_disk() => Some(w),
+            _ => None,
+        };
+        let cached = match renting {
+            Some(w) => {
                 let _in_flight = w.0.point_read();
                 let started = Instant::now();
-                let cached = self.read_random(buf, offset, access)?;
+                let cached = self.read_raw(buf, offset, access)?;
                 w.0.pay(started.elapsed());
                 cached
             }
-            (Access::Point | Access::Walk, _) => self.read_random(buf, offset, access)?,
-            (Access::Scan, _) => {
-                self.file.read_exact_at_scan(buf, offset)?;
-                false
-            }
+            None => self.read_raw(buf, offset, access)?,
         };
         Counters::add(&self.counters.device_reads, 1);
         Counters::add(&self.counters.device_read_bytes, buf.len() as u64);
@@ -87,14 +87,15 @@ impl Source {
         Ok(())
     }
 
-    /// A random read: a point read probes the page cache first (`read_point`), since its
-    /// count of reads the page cache served steers `multi_get`; a seek's read goes straight
-    /// to the file.
-    fn read_random(&self, buf: &mut [u8], offset: u64, access: Access) -> Result<bool> {
-        if access == Access::Point {
-            return self.read_point(buf, offset);
+    /// One read of `access`'s kind; whether the page cache served it. A point read probes
+    /// the page cache first (`read_point`), since its count of reads the page cache served
+    /// steers `multi_get`; a seek's read goes straight to the file; a scan's reads ahead.
+    fn read_raw(&self, buf: &mut [u8], offset: u64, access: Access) -> Result<bool> {
+        match access {
+            Access::Point => return self.read_point(buf, offset),
+            Access::Walk => self.file.read_exact_at(buf, offset)?,
+            Access::Scan => self.file.read_exact_at_scan(buf, offset)?,
         }
-        self.file.read_exact_at(buf, offset)?;
         Ok(false)
     }
 
