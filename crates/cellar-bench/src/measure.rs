@@ -171,7 +171,8 @@ pub struct Deltas {
     pub stall_micros: Option<u64>,
     pub wal_syncs: Option<u64>,
     pub resident_index_filter_bytes: Option<u64>,
-    /// Files Cellar's cold-start warm-up read whole during the run, and their bytes.
+    /// Files Cellar's cold-start warm-up warmed during the run, and the bytes it read (not
+    /// those it found in the page cache).
     pub warm_ups: Option<u64>,
     pub warm_up_bytes: Option<u64>,
 }
@@ -182,7 +183,7 @@ impl Deltas {
     pub fn warm_up_note(&self) -> Option<String> {
         match (self.warm_ups, self.warm_up_bytes) {
             (Some(files), Some(bytes)) if bytes > 0 => Some(format!(
-                "cold-start warm-up read {files} files whole during the run ({:.0} MB)",
+                "cold-start warm-up warmed {files} files during the run, reading {:.0} MB",
                 bytes as f64 / 1e6
             )),
             _ => None,
@@ -255,7 +256,7 @@ mod tests {
         d.warm_up_bytes = Some(130_000_000);
         assert_eq!(
             d.warm_up_note().as_deref(),
-            Some("cold-start warm-up read 2 files whole during the run (130 MB)")
+            Some("cold-start warm-up warmed 2 files during the run, reading 130 MB")
         );
     }
 

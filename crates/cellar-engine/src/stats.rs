@@ -34,9 +34,11 @@ pub struct Counters {
     pub compactions_running: AtomicU64,
     pub compaction_read_bytes: AtomicU64,
     pub compaction_write_bytes: AtomicU64,
-    /// SSTs read whole into the page cache by the cold-start warm-up, and the bytes read.
+    /// SSTs read whole into the page cache by the cold-start warm-up, the bytes read, and
+    /// the bytes it found cached already and skipped.
     pub warm_ups: AtomicU64,
     pub warm_up_bytes: AtomicU64,
+    pub warm_up_cached_bytes: AtomicU64,
 }
 
 impl Counters {
@@ -118,6 +120,8 @@ pub struct Stats {
     pub warm_ups: u64,
     /// Bytes the warm-up read.
     pub warm_up_bytes: u64,
+    /// Bytes of the files it warmed that the page cache held already, which it did not read.
+    pub warm_up_cached_bytes: u64,
     /// Size of the live files the warm-up warmed or has queued.
     pub warm_up_budget_used_bytes: u64,
     /// Bytes in the active and frozen memtables.
@@ -170,5 +174,6 @@ impl Counters {
         s.compaction_write_bytes = self.compaction_write_bytes.load(Relaxed);
         s.warm_ups = self.warm_ups.load(Relaxed);
         s.warm_up_bytes = self.warm_up_bytes.load(Relaxed);
+        s.warm_up_cached_bytes = self.warm_up_cached_bytes.load(Relaxed);
     }
 }

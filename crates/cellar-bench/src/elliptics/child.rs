@@ -214,7 +214,7 @@ fn fixed_rate(spec: &Spec, dir: &Path) -> Result<(Line, Option<u64>)> {
     line.notes.push(open_loop_note(spec));
     if let (Some(files), Some(bytes)) = (stats.warm_ups, stats.warm_up_bytes) {
         line.notes.push(format!(
-            "cold-start warm-up during the phase: {files} files read whole, {:.0} MB",
+            "cold-start warm-up during the phase: {files} files warmed, {:.0} MB read",
             bytes as f64 / 1e6
         ));
     }

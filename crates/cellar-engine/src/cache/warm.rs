@@ -340,15 +340,18 @@ fn yield_to_point_reads(shared: &Shared, last_chunk: Duration) {
 /// wait: the kernel may cap it (at the device's readahead size) or drop it (under memory
 /// pressure), and a device that splits the request completes its parts in any order. The
 /// whole read waits for every page of the chunk and reads any the hint left out.
+///
+/// A chunk the page cache already holds whole (`RandomAccessFile::is_cached`) is neither
+/// hinted nor read: reading it would only copy it, and a database read right after it was
+/// written is all cached. Copying it through the CPU's caches evicts the lines cached
+/// lookups live on (docs/design/cold-start-warm-up.md, "Chunks already cached").
 fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8]) {
     let size = job.size_bytes();
     let chunk_bytes = buf.len() as u64;
     let chunk = |offset: u64| (size - offset).min(chunk_bytes);
     let mut offset = 0u64;
     let mut last_chunk = Duration::ZERO;
-    if size > 0 {
-        job.file.will_need(0, chunk(0));
-    }
+    let mut cached = size > 0 && ask_unless_cached(&job.file, 0, chunk(0));
     while offset < size {
         yield_to_point_reads(shared, last_chunk);
         if job.state.load(Relaxed) != QUEUED || shared.queue.lock().stopping {
@@ -358,16 +361,19 @@ fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8]) {
         let n = chunk(offset) as usize;
         let started = Instant::now();
         let next = offset + n as u64;
-        if next < size {
-            job.file.will_need(next, chunk(next));
-        }
-        if job.file.read_exact_at(&mut buf[..n], offset).is_err() {
-            job.fail();
-            return;
+        let this_cached = cached;
+        cached = next < size && ask_unless_cached(&job.file, next, chunk(next));
+        if this_cached {
+            Counters::add(&shared.counters.warm_up_cached_bytes, n as u64);
+        } else {
+            if job.file.read_exact_at(&mut buf[..n], offset).is_err() {
+                job.fail();
+                return;
+            }
+            Counters::add(&shared.counters.warm_up_bytes, n as u64);
         }
         last_chunk = started.elapsed();
-        offset += n as u64;
-        Counters::add(&shared.counters.warm_up_bytes, n as u64);
+        offset = next;
     }
     if job
         .state
@@ -376,6 +382,16 @@ fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8]) {
     {
         Counters::add(&shared.counters.warm_ups, 1);
     }
+}
+
+/// Whether the page cache holds the `len` bytes at `offset` whole; if not, asks the OS to
+/// start reading them.
+fn ask_unless_cached(file: &Arc<dyn RandomAccessFile>, offset: u64, len: u64) -> bool {
+    if file.is_cached(offset, len) == Some(true) {
+        return true;
+    }
+    file.will_need(offset, len);
+    false
 }
 
 #[cfg(test)]
@@ -387,7 +403,8 @@ mod tests {
     use crate::error::{Error, Result};
 
     /// A file of `size` bytes whose reads are counted, fail if `failing`, and take `delay`;
-    /// it takes `will_need` hints if `takes_hints`, counting their bytes.
+    /// it takes `will_need` hints if `takes_hints`, counting their bytes, and says its bytes
+    /// before `cached_below` are in the page cache.
     struct TestFile {
         size: u64,
         reads: AtomicUsize,
@@ -396,9 +413,13 @@ mod tests {
         delay: Duration,
         takes_hints: bool,
         hinted_bytes: AtomicU64,
+        cached_below: u64,
     }
 
     impl RandomAccessFile for TestFile {
+        fn is_cached(&self, offset: u64, len: u64) -> Option<bool> {
+            Some(offset + len <= self.cached_below)
+        }
         fn will_need(&self, _offset: u64, len: u64) -> bool {
             if self.takes_hints {
                 self.hinted_bytes.fetch_add(len, Relaxed);
@@ -432,6 +453,7 @@ mod tests {
             delay: Duration::ZERO,
             takes_hints,
             hinted_bytes: AtomicU64::new(0),
+            cached_below: 0,
         }
     }
 
@@ -627,5 +649,28 @@ mod tests {
         assert_eq!(tf.reads.load(Relaxed), 11);
         assert_eq!(tf.read_bytes.load(Relaxed), size);
         assert_eq!(counters.warm_up_bytes.load(Relaxed), size);
+    }
+
+    /// Chunks the page cache holds whole are neither asked for nor read, only counted; a
+    /// chunk partly cached is read whole.
+    #[test]
+    fn chunks_already_cached_are_skipped() {
+        let (w, counters) = warm_up(u64::MAX);
+        let chunk = WARM_CHUNK_BYTES as u64;
+        let size = 4 * chunk + 5;
+        let tf = Arc::new(TestFile {
+            cached_below: 2 * chunk + 1,
+            ..test_file(size, false, true)
+        });
+        let f: Arc<dyn RandomAccessFile> = tf.clone();
+        let h = w.track(&f);
+        pay_reads(&h.0, Duration::from_secs(60));
+        wait_until("warm", || h.0.is_warm());
+        assert_eq!(tf.hinted_bytes.load(Relaxed), 2 * chunk + 5);
+        assert_eq!(tf.reads.load(Relaxed), 3);
+        assert_eq!(tf.read_bytes.load(Relaxed), 2 * chunk + 5);
+        assert_eq!(counters.warm_up_bytes.load(Relaxed), 2 * chunk + 5);
+        assert_eq!(counters.warm_up_cached_bytes.load(Relaxed), 2 * chunk);
+        assert_eq!(counters.warm_ups.load(Relaxed), 1);
     }
 }

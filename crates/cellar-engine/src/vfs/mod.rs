@@ -96,6 +96,13 @@ pub trait RandomAccessFile: Send + Sync {
     fn will_need(&self, _offset: u64, _len: u64) -> bool {
         false
     }
+    /// Whether the OS's page cache holds every page of the `len` bytes at `offset` now, when
+    /// the OS can tell without reading them; `None` when it cannot. A snapshot that may be
+    /// stale by the time it returns: for hints (the warm-up skips what it would only copy),
+    /// never for correctness. The default never knows.
+    fn is_cached(&self, _offset: u64, _len: u64) -> Option<bool> {
+        None
+    }
     /// The file's size in bytes.
     fn size(&self) -> u64;
 }

@@ -1,7 +1,7 @@
 //! The operating system's file system.
 
 // Unsafe code here: system calls std does not wrap (`fallocate`, `posix_fadvise`, `preadv2`,
-// `flock`, `sync_file_range`).
+// `cachestat`, `flock`, `sync_file_range`).
 #![allow(unsafe_code)]
 
 use std::fs::{File, OpenOptions};
@@ -112,6 +112,8 @@ struct RealReadable {
     direct: bool,
     /// `preadv2(RWF_NOWAIT)` was refused as unsupported: `read_cached_at` stops trying.
     no_nowait: AtomicBool,
+    /// `cachestat` was refused (a kernel before 6.5): `is_cached` stops asking.
+    no_cachestat: AtomicBool,
 }
 
 /// O_DIRECT needs offset, length and buffer aligned to the logical block size.
@@ -241,9 +243,84 @@ impl RandomAccessFile for RealReadable {
             };
         }
     }
+    fn is_cached(&self, offset: u64, len: u64) -> Option<bool> {
+        if self.direct || len == 0 || self.no_cachestat.load(Relaxed) {
+            return None;
+        }
+        let pages = page_count(offset, len);
+        match cached_pages(&self.file, offset, len) {
+            Ok(cached) => Some(cached >= pages),
+            Err(e) => {
+                if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EOPNOTSUPP)) {
+                    self.no_cachestat.store(true, Relaxed);
+                }
+                None
+            }
+        }
+    }
     fn size(&self) -> u64 {
         self.size
     }
+}
+
+/// `cachestat(2)`'s system call number, the same on every architecture (Linux 6.5 and later);
+/// the `libc` crate names it for only a few targets.
+const SYS_CACHESTAT: libc::c_long = 451;
+
+/// `struct cachestat_range` of `<linux/mman.h>`.
+#[repr(C)]
+struct CachestatRange {
+    off: u64,
+    len: u64,
+}
+
+/// `struct cachestat` of `<linux/mman.h>`: page counts over the range.
+#[repr(C)]
+#[derive(Default)]
+struct Cachestat {
+    nr_cache: u64,
+    nr_dirty: u64,
+    nr_writeback: u64,
+    nr_evicted: u64,
+    nr_recently_evicted: u64,
+}
+
+/// Pages of the page cache holding `len` bytes at `offset` of `file`, counted by the kernel
+/// without reading them (`cachestat`).
+fn cached_pages(file: &File, offset: u64, len: u64) -> std::io::Result<u64> {
+    let range = CachestatRange { off: offset, len };
+    let mut stat = Cachestat::default();
+    // SAFETY: the kernel reads `range` and writes `stat`, both live and of the layout the
+    // call defines; the descriptor is open for the call.
+    let rc = unsafe {
+        libc::syscall(
+            SYS_CACHESTAT,
+            file.as_raw_fd(),
+            &range as *const CachestatRange,
+            &mut stat as *mut Cachestat,
+            0u32,
+        )
+    };
+    if rc == 0 {
+        Ok(stat.nr_cache)
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Pages the `len` bytes at `offset` touch.
+fn page_count(offset: u64, len: u64) -> u64 {
+    let page = page_size();
+    (offset + len).div_ceil(page) - offset / page
+}
+
+fn page_size() -> u64 {
+    static PAGE: OnceLock<u64> = OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf only reads its argument.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        u64::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
+    })
 }
 
 /// Turns the kernel's readahead off for point reads through `file` (see [`RealReadable`]).
@@ -370,6 +447,7 @@ impl Vfs for RealVfs {
             size,
             direct,
             no_nowait: AtomicBool::new(false),
+            no_cachestat: AtomicBool::new(false),
         }))
     }
 
@@ -488,13 +566,9 @@ mod tests {
     #[test]
     fn cached_reads_return_the_bytes_or_say_not_cached() -> Result<()> {
         let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-        let p = dir.path().join("f");
-        let vfs = RealVfs;
-        let mut f = vfs.create(&p)?;
         let data: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 253) as u8).collect();
-        f.append(&data)?;
-        f.sync()?;
-        drop(f);
+        let p = synced_file(dir.path(), &data)?;
+        let vfs = RealVfs;
         let r = vfs.open_read(&p, false)?;
         let mut buf = vec![0u8; 10_000];
         if r.read_cached_at(&mut buf, 123_456)? {
@@ -504,9 +578,7 @@ mod tests {
         }
         // Evicted (clean pages): either "not cached", or the right bytes where the file
         // system keeps them anyway.
-        let file = File::open(&p).map_err(|e| Error::io(&p, e))?;
-        // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        evict(&p)?;
         let mut buf = vec![0u8; 4096];
         if r.read_cached_at(&mut buf, 8192)? {
             assert_eq!(buf, data[8192..12288]);
@@ -535,6 +607,65 @@ mod tests {
             assert!(!d.read_cached_at(&mut buf, 0)?);
             assert!(!d.will_need(0, 4096));
         }
+        Ok(())
+    }
+
+    /// A file `f` in `dir` holding `data`, synced (its pages clean, so they can be evicted).
+    fn synced_file(dir: &Path, data: &[u8]) -> Result<PathBuf> {
+        let p = dir.join("f");
+        let mut f = RealVfs.create(&p)?;
+        f.append(data)?;
+        f.sync()?;
+        Ok(p)
+    }
+
+    /// Asks the kernel to drop the file's clean pages from the page cache.
+    fn evict(p: &Path) -> Result<()> {
+        let file = File::open(p).map_err(|e| Error::io(p, e))?;
+        // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        Ok(())
+    }
+
+    /// `is_cached` sees pages a read brought in and pages evicted, where the kernel has
+    /// `cachestat` (6.5 and later); elsewhere it says it cannot tell.
+    #[test]
+    fn is_cached_follows_the_page_cache() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+        let p = synced_file(dir.path(), &vec![5u8; 1 << 20])?;
+        let vfs = RealVfs;
+        let r = vfs.open_read(&p, false)?;
+        evict(&p)?;
+        let Some(evicted) = r.is_cached(0, 1 << 20) else {
+            eprintln!("this kernel has no cachestat: nothing to check");
+            return Ok(());
+        };
+        if evicted {
+            eprintln!("this file system keeps its pages in memory: nothing to check");
+            return Ok(());
+        }
+        let mut buf = vec![0u8; 8192];
+        r.read_exact_at(&mut buf, 4096)?;
+        assert_eq!(r.is_cached(4096, 8192), Some(true));
+        assert_eq!(
+            r.is_cached(4100, 100),
+            Some(true),
+            "a range inside a cached page"
+        );
+        assert_eq!(
+            r.is_cached(0, 8192),
+            Some(false),
+            "the first page was not read"
+        );
+        assert_eq!(
+            r.is_cached(4096, 8193),
+            Some(false),
+            "one byte into an uncached page"
+        );
+        assert_eq!(
+            vfs.open_read(&p, true).ok().and_then(|d| d.is_cached(0, 1)),
+            None
+        );
         Ok(())
     }
 
