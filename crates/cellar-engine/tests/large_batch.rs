@@ -1,4 +1,5 @@
-//! Batches large enough to be put into the memtable by several threads at once.
+//! Batches large enough to be put into the memtable in key order (mid-size ones on the
+//! writer's thread, large ones by several threads at once): the last op of a key wins.
 
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -14,6 +15,25 @@ use common::scan_all;
 
 #[test]
 fn large_batch_applies_in_op_order() {
+    // 30,000 ops over 1,000 keys: every key is written, overwritten and deleted many times,
+    // in chunks the parallel apply splits differently.
+    applies_in_op_order(30_000, 1000);
+}
+
+#[test]
+fn mid_size_batch_applies_in_op_order() {
+    // 1,000 ops over 100 keys: sorted on the writer's thread.
+    applies_in_op_order(1000, 100);
+}
+
+#[test]
+fn small_batch_applies_in_op_order() {
+    applies_in_op_order(100, 10);
+}
+
+/// One batch of `ops` puts and deletes over `keys` keys, with a range deletion two thirds in;
+/// the database must hold what the last op of each key says, before and after recovery.
+fn applies_in_op_order(ops: u32, keys: u32) {
     let vfs = MemVfs::new();
     let opts = Options {
         vfs: Arc::new(vfs.clone()),
@@ -23,10 +43,12 @@ fn large_batch_applies_in_op_order() {
     let ks = db.default_keyspace();
     let mut model = BTreeMap::new();
     let mut b = WriteBatch::new();
-    // 30,000 ops over 1,000 keys: every key is written, overwritten and deleted many times,
-    // in chunks the parallel apply splits differently; the last op of each key must win.
-    for i in 0..30_000u32 {
-        let k = format!("k{:04}", (i * 7919) % 1000).into_bytes();
+    let (from, to) = (
+        format!("k{:04}", keys / 10).into_bytes(),
+        format!("k{:04}", keys / 5).into_bytes(),
+    );
+    for i in 0..ops {
+        let k = format!("k{:04}", (i * 7919) % keys).into_bytes();
         match i % 5 {
             4 => {
                 b.delete(&ks, &k);
@@ -38,11 +60,9 @@ fn large_batch_applies_in_op_order() {
                 model.insert(k, v);
             }
         }
-        if i == 20_000 {
-            b.delete_range(&ks, b"k0100", b"k0200");
-            model.retain(|k: &Vec<u8>, _| {
-                !(k.as_slice() >= b"k0100".as_slice() && k.as_slice() < b"k0200".as_slice())
-            });
+        if i == ops * 2 / 3 {
+            b.delete_range(&ks, &from, &to);
+            model.retain(|k: &Vec<u8>, _| !(*k >= from && *k < to));
         }
     }
     db.write(b, &WriteOptions::default()).expect("write");

@@ -40,6 +40,12 @@ const MAX_GROUP_BYTES: usize = 4 << 20;
 const PARALLEL_APPLY_MIN_OPS: usize = 4096;
 const PARALLEL_APPLY_CHUNK_OPS: usize = 2048;
 
+/// A smaller batch with at least this many ops is still inserted in key order, on the
+/// writer's thread: from a few hundred random keys on, consecutive inserts share enough of
+/// the skiplist's path to pay for the sort; below, the sort costs more than it saves
+/// (docs/design/write-paths.md, "Mid-size batches").
+const SORTED_APPLY_MIN_OPS: usize = 256;
+
 /// How long a writer spins for the WAL lock before sleeping on it (see [`lock_wal`]).
 const WAL_LOCK_SPIN: Duration = Duration::from_micros(20);
 
@@ -136,10 +142,15 @@ fn is_large(batch: &WriteBatch) -> bool {
 }
 
 /// Inserts a batch this process encoded and validated (every op decodes), numbered from
-/// `first_seq`; large batches on several threads.
+/// `first_seq`: large batches on several threads, mid-size ones in key order, small ones as
+/// they come.
 fn apply_batch(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
     if is_large(batch) {
         apply_ops_parallel(mem, first_seq, batch);
+    } else if batch.count() as usize >= SORTED_APPLY_MIN_OPS {
+        let mut ops = numbered_ops(first_seq, batch);
+        ops.sort_unstable_by(key_order);
+        insert_ops(mem, ops, &|_| true);
     } else {
         apply_ops(
             mem,
@@ -150,19 +161,29 @@ fn apply_batch(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
     }
 }
 
-/// Each op keeps the sequence number of its place in the batch, but the ops are inserted in
-/// key order: consecutive inserts then walk nearly the same skiplist path, which stays in
-/// the CPU cache. In batch order (random keys) each insert misses the cache on most levels
-/// of a large memtable (docs/design/write-paths.md).
-fn apply_ops_parallel(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
-    use rayon::prelude::*;
-    let mut ops: Vec<(SeqNo, BatchOp<'_>)> = batch
+/// The batch's ops, each numbered by its place in the batch. Inserted in key order
+/// ([`key_order`]), consecutive inserts walk nearly the same skiplist path, which stays in
+/// the CPU cache; in batch order (random keys) each insert misses the cache on most levels
+/// of a large memtable (docs/design/write-paths.md). The numbers keep the last write of a
+/// key winning, whatever order the ops are inserted in.
+fn numbered_ops(first_seq: SeqNo, batch: &WriteBatch) -> Vec<(SeqNo, BatchOp<'_>)> {
+    batch
         .ops()
         .filter_map(|op| op.ok())
         .enumerate()
         .map(|(i, op)| (first_seq + i as u64, op))
-        .collect();
-    ops.par_sort_unstable_by(|a, b| op_position(&a.1).cmp(&op_position(&b.1)));
+        .collect()
+}
+
+fn key_order(a: &(SeqNo, BatchOp<'_>), b: &(SeqNo, BatchOp<'_>)) -> std::cmp::Ordering {
+    op_position(&a.1).cmp(&op_position(&b.1))
+}
+
+/// Inserts a large batch in key order, its sorted run split among threads.
+fn apply_ops_parallel(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
+    use rayon::prelude::*;
+    let mut ops = numbered_ops(first_seq, batch);
+    ops.par_sort_unstable_by(key_order);
     ops.par_chunks(PARALLEL_APPLY_CHUNK_OPS)
         .for_each(|chunk| insert_ops(mem, chunk.iter().copied(), &|_| true));
 }
