@@ -342,9 +342,9 @@ fn yield_to_point_reads(shared: &Shared, last_chunk: Duration) {
 /// whole read waits for every page of the chunk and reads any the hint left out.
 ///
 /// A chunk the page cache already holds whole (`RandomAccessFile::is_cached`) is neither
-/// hinted nor read: reading it would only copy it, and a database read right after it was
-/// written is all cached. Copying it through the CPU's caches evicts the lines cached
-/// lookups live on (docs/design/cold-start-warm-up.md, "Chunks already cached").
+/// hinted nor read: reading it would only copy it, beside the lookups, and a database read
+/// right after it was written is all cached (docs/design/cold-start-warm-up.md, "Chunks
+/// already cached").
 fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8]) {
     let size = job.size_bytes();
     let chunk_bytes = buf.len() as u64;

@@ -145,6 +145,18 @@ impl Block {
         &self.data
     }
 
+    /// The bytes a point lookup in this block reads first, for a prefetch before the block
+    /// is reached: every entry when the block has few restart intervals (as
+    /// `prefetch_if_few_intervals` asks for them), else only the restart array.
+    pub fn lookup_bytes(&self) -> &[u8] {
+        let bytes = if self.num_restarts <= WHOLE_BLOCK_MAX_INTERVALS {
+            0..self.restarts_off
+        } else {
+            self.restarts_off..self.data.len()
+        };
+        self.data.get(bytes).unwrap_or_default()
+    }
+
     /// Memory charged to the block cache.
     pub fn charge(&self) -> usize {
         self.data.capacity() + std::mem::size_of::<Block>()
@@ -714,6 +726,23 @@ mod tests {
             }
             assert_eq!(covered, block.restarts_off, "{} keys", keys.len());
             assert!(block.interval(block.num_restarts).is_none());
+        }
+    }
+
+    /// A lookup's first bytes: every entry of a block of a few intervals, the restart array
+    /// (to the block's end) of any other.
+    #[test]
+    fn lookup_bytes_are_the_entries_or_the_restart_array() {
+        for (n, interval) in [(37, 16), (64, 16), (65, 16), (37, 5), (1, 16)] {
+            let (block, _) = build(n, interval);
+            let bytes = block.lookup_bytes();
+            let start = bytes.as_ptr() as usize - block.data().as_ptr() as usize;
+            let range = start..start + bytes.len();
+            if block.num_restarts <= WHOLE_BLOCK_MAX_INTERVALS {
+                assert_eq!(range, 0..block.restarts_off, "{n} keys, every {interval}");
+            } else {
+                assert_eq!(range, block.restarts_off..block.data().len(), "{n} keys");
+            }
         }
     }
 
