@@ -13,7 +13,7 @@ use quick_cache::Weighter;
 use crate::cache::admission::Doorkeeper;
 use crate::cache::warm::WarmUp;
 use crate::cache::MetadataBudget;
-use crate::sst::block::Block;
+use crate::sst::block::{Block, CACHE_LINE};
 use crate::sst::bloom::BloomFilter;
 use crate::sst::index::IndexBlock;
 use crate::sst::prefetch;
@@ -28,13 +28,13 @@ pub enum Cached {
     Filter(Arc<BloomFilter>),
 }
 
-/// A cached data block, and the entry bytes a lookup in it will read (`Block::lookup_bytes`)
-/// as an address range, kept beside the `Arc` in the cache's slot.
+/// A cached data block, and the bytes a lookup in it reads first (`Block::lookup_bytes`) as
+/// an address range, kept beside the `Arc` in the cache's slot.
 ///
 /// Why: the cache hands out a block by cloning its slot's value, and the clone's first touch
 /// of the block is the `Arc`'s counter, a likely cache miss; the entries come only after it,
-/// a second miss in series. With the range in the slot, `clone` asks for the entries' lines
-/// first, so both misses are in flight together (docs/design/point-lookup-cpu.md, "The
+/// a second miss in series. With the range in the slot, `clone` asks for those lines first,
+/// so both misses are in flight together (docs/design/point-lookup-cpu.md, "The
 /// block's lines asked for with its slot").
 pub struct CachedBlock {
     block: Arc<Block>,
@@ -53,7 +53,7 @@ impl CachedBlock {
 impl Clone for CachedBlock {
     fn clone(&self) -> Self {
         let (start, len) = self.lines;
-        for at in (0..len).step_by(64) {
+        for at in (0..len).step_by(CACHE_LINE) {
             // The block is alive while its slot holds it, and a prefetch never faults.
             prefetch::read((start + at) as *const u8);
         }

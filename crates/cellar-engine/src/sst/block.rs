@@ -372,8 +372,8 @@ impl Block {
     }
 }
 
-/// The CPU's cache line: a seek's prefetches ask for one per line.
-const CACHE_LINE: usize = 64;
+/// The CPU's cache line: prefetches of a range ask for one per line.
+pub(crate) const CACHE_LINE: usize = 64;
 
 /// Blocks of at most this many restart intervals are asked for whole before a seek
 /// (`Block::prefetch_if_few_intervals`); larger ones, of smaller entries, only the interval
