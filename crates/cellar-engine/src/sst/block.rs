@@ -146,15 +146,19 @@ impl Block {
     }
 
     /// The bytes a point lookup in this block reads first, for a prefetch before the block
-    /// is reached: every entry when the block has few restart intervals (as
-    /// `prefetch_if_few_intervals` asks for them), else only the restart array.
+    /// is reached: every entry of a block asked for whole (`entries_if_few_intervals`), else
+    /// the restart array.
     pub fn lookup_bytes(&self) -> &[u8] {
-        let bytes = if self.num_restarts <= WHOLE_BLOCK_MAX_INTERVALS {
-            0..self.restarts_off
-        } else {
-            self.restarts_off..self.data.len()
-        };
+        let bytes = self
+            .entries_if_few_intervals()
+            .unwrap_or(self.restarts_off..self.data.len());
         self.data.get(bytes).unwrap_or_default()
+    }
+
+    /// Every entry's bytes, if the block has at most `WHOLE_BLOCK_MAX_INTERVALS` restart
+    /// intervals: the blocks a seek asks for whole.
+    fn entries_if_few_intervals(&self) -> Option<std::ops::Range<usize>> {
+        (self.num_restarts <= WHOLE_BLOCK_MAX_INTERVALS).then_some(0..self.restarts_off)
     }
 
     /// Memory charged to the block cache.
@@ -215,10 +219,10 @@ impl Block {
     /// entries the search reads are then in flight beside the restart array instead of missed
     /// after it.
     fn prefetch_if_few_intervals(&self) -> bool {
-        if self.num_restarts > WHOLE_BLOCK_MAX_INTERVALS {
+        let Some(entries) = self.entries_if_few_intervals() else {
             return false;
-        }
-        self.prefetch_bytes(0..self.restarts_off);
+        };
+        self.prefetch_bytes(entries);
         true
     }
 
