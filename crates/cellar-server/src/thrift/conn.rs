@@ -12,16 +12,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::{self, CallContext, Method};
 use super::idl::{self, Fields, ThriftError};
-use super::protocol::{self, DecodeError, Message, Proto, Writer};
+use super::protocol::{self, DecodeError, Message, MessageEnd, Proto, Writer};
 use super::transport::{self, Detected, Framing};
 use crate::metrics::Protocol;
 use crate::state::ServerState;
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 64 << 10;
-/// An unframed message is re-parsed after a pause this long in its bytes, or once the
-/// buffer has grown by 1/16 since the last try (so that a slow sender costs linear work).
-const PARSE_PAUSE: Duration = Duration::from_millis(20);
 
 /// Why a connection ends.
 #[derive(Debug)]
@@ -39,11 +36,6 @@ pub struct Conn {
     pub state: Arc<ServerState>,
     pub ctx: CallContext,
     pub shutdown: CancellationToken,
-}
-
-enum ReadOutcome {
-    Bytes,
-    Paused,
 }
 
 impl Conn {
@@ -65,7 +57,7 @@ impl Conn {
                 Detected::Wire(w) => break w,
                 Detected::Garbage(why) => return End::Warn(format!("not a Thrift client: {why}")),
                 Detected::NeedMore => {
-                    if let Err(end) = self.read_more(&mut buf, None).await {
+                    if let Err(end) = self.read_more(&mut buf).await {
                         return end;
                     }
                 }
@@ -107,32 +99,23 @@ impl Conn {
         End::Warn(format!("bad message: {e}"))
     }
 
-    /// Reads at least one more byte into `buf`; `pause`: give up after that long without
-    /// data (returns `Paused`). Ends on EOF, error, idle timeout or shutdown.
-    async fn read_more(
-        &mut self,
-        buf: &mut Vec<u8>,
-        pause: Option<Duration>,
-    ) -> Result<ReadOutcome, End> {
+    /// Reads at least one more byte into `buf`. Ends on EOF, error, idle timeout or
+    /// shutdown.
+    async fn read_more(&mut self, buf: &mut Vec<u8>) -> Result<(), End> {
         buf.reserve(READ_CHUNK);
         let idle = self.state.config.limits.idle_timeout;
-        let wait = match (pause, idle) {
-            (Some(p), _) => Some(p),
-            (None, i) => i,
-        };
         let read = self.stream.read_buf(buf);
         let result = tokio::select! {
             biased;
             _ = self.shutdown.cancelled() => return Err(End::Quiet),
             r = async {
-                match wait {
+                match idle {
                     Some(w) => tokio::time::timeout(w, read).await.ok(),
                     None => Some(read.await),
                 }
             } => r,
         };
         match result {
-            None if pause.is_some() => Ok(ReadOutcome::Paused),
             None => {
                 self.state.metrics.limit_hit("idle_timeout");
                 Err(End::Warn("idle for longer than --idle-timeout".to_string()))
@@ -143,7 +126,7 @@ impl Conn {
                  received)",
                 buf.len()
             ))),
-            Some(Ok(_)) => Ok(ReadOutcome::Bytes),
+            Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(End::Warn(format!("reading failed: {e}"))),
         }
     }
@@ -160,32 +143,30 @@ impl Conn {
     /// and the buffer grows only as bytes arrive.
     async fn read_frame(&mut self, buf: &mut Vec<u8>) -> Result<Vec<u8>, End> {
         while buf.len() < 4 {
-            self.read_more(buf, None).await?;
+            self.read_more(buf).await?;
         }
         let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
         if len > self.state.config.limits.max_request_bytes || len > i32::MAX as usize {
             return Err(self.too_large(len as u64));
         }
         while buf.len() < 4 + len {
-            self.read_more(buf, None).await?;
+            self.read_more(buf).await?;
         }
         let payload = buf[4..4 + len].to_vec();
         buf.drain(..4 + len);
         Ok(payload)
     }
 
-    /// One unframed message: bytes are parsed (without allocating) until they hold a
-    /// whole message.
+    /// One unframed message: its walk resumes as each read adds bytes, so the message is
+    /// taken the moment its last byte arrives and each byte is walked once.
     async fn read_unframed(&mut self, buf: &mut Vec<u8>, proto: Proto) -> Result<Vec<u8>, End> {
         let max = self.state.config.limits.max_request_bytes;
-        let mut tried_at = 0usize;
-        let mut paused = false;
+        let mut end = MessageEnd::new(proto);
         loop {
-            let grown = buf.len().saturating_sub(tried_at);
-            if grown > 0 && (paused || grown.saturating_mul(16) >= tried_at) {
-                tried_at = buf.len();
-                match protocol::message_len(buf, proto) {
-                    Ok(n) => {
+            // Bytes of this message may already be here, read with the last one.
+            if !buf.is_empty() {
+                match end.advance(buf) {
+                    Ok(Some(n)) => {
                         if n > max {
                             return Err(self.too_large(n as u64));
                         }
@@ -193,15 +174,14 @@ impl Conn {
                         buf.drain(..n);
                         return Ok(msg);
                     }
-                    Err(DecodeError::Incomplete) => {}
+                    Ok(None) => {}
                     Err(e) => return Err(self.refuse(&e)),
                 }
             }
             if buf.len() > max {
                 return Err(self.too_large(buf.len() as u64));
             }
-            let pause = (buf.len() > tried_at).then_some(PARSE_PAUSE);
-            paused = matches!(self.read_more(buf, pause).await?, ReadOutcome::Paused);
+            self.read_more(buf).await?;
         }
     }
 

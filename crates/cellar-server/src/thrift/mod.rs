@@ -8,6 +8,7 @@
 //! listener with the size checks this server needs before allocating.
 //!
 //! - `protocol.rs`, `writer.rs`: binary and compact reading (bounded) and writing;
+//! - `message_end.rs`: where an unframed message ends, walked as its bytes arrive;
 //! - `transport.rs`: framing detection;
 //! - `idl.rs`: the `Hbase.thrift` structs used;
 //! - `handler.rs` (admin), `data.rs` (reads), `write.rs`, `scan.rs`: the methods over the
@@ -19,6 +20,7 @@ pub mod conn;
 pub mod data;
 pub mod handler;
 pub mod idl;
+pub mod message_end;
 pub mod protocol;
 pub mod scan;
 pub mod scanners;

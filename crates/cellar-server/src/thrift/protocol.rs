@@ -4,8 +4,9 @@
 //! The reader never allocates more than the bytes it has been given can justify: a string
 //! or container whose announced length exceeds the bytes left is an error before anything
 //! is reserved, nesting is bounded, and so is the number of decoded values (each costs
-//! memory beyond its wire bytes). [`message_len`] walks a message without allocating, so a
-//! connection reading an unframed stream can tell when a whole message has arrived.
+//! memory beyond its wire bytes). [`message_len`] (and `message_end.rs`, which resumes as
+//! bytes arrive) walks a message without allocating, so a connection reading an unframed
+//! stream can tell when a whole message has arrived.
 
 use std::fmt;
 
@@ -165,6 +166,15 @@ pub struct Reader<'a> {
 
 type R<T> = Result<T, DecodeError>;
 
+/// A reader's place, to rewind to (`message_end.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Mark {
+    pos: usize,
+    open_structs: usize,
+    last_id: Option<i16>,
+    values: usize,
+}
+
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8], proto: Proto) -> Reader<'a> {
         Reader {
@@ -178,8 +188,69 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A reader that checks and measures, building nothing (for [`message_len`] and
+    /// `message_end.rs`).
+    pub(super) fn measuring(buf: &'a [u8], proto: Proto) -> Reader<'a> {
+        Reader {
+            build: false,
+            ..Reader::new(buf, proto)
+        }
+    }
+
     pub fn position(&self) -> usize {
         self.pos
+    }
+
+    /// Continues a walk that stopped at `pos` with this struct state and value count.
+    pub(super) fn resume(&mut self, pos: usize, last_ids: Vec<i16>, values: usize) {
+        (self.pos, self.last_ids, self.values) = (pos, last_ids, values);
+        self.pending_bool = None;
+    }
+
+    /// The state [`Reader::resume`] takes back.
+    pub(super) fn suspend(self) -> (usize, Vec<i16>, usize) {
+        (self.pos, self.last_ids, self.values)
+    }
+
+    /// Where the reader is, to go back to if what follows is cut short.
+    pub(super) fn mark(&self) -> Mark {
+        Mark {
+            pos: self.pos,
+            open_structs: self.last_ids.len(),
+            last_id: self.last_ids.last().copied(),
+            values: self.values,
+        }
+    }
+
+    /// Back to `mark`. A step that stops short only moves forward and changes the last id
+    /// of the innermost struct (it opens or closes structs only after its last byte).
+    pub(super) fn rewind(&mut self, mark: Mark) {
+        debug_assert_eq!(self.last_ids.len(), mark.open_structs);
+        self.last_ids.truncate(mark.open_structs);
+        if let (Some(top), Some(id)) = (self.last_ids.last_mut(), mark.last_id) {
+            *top = id;
+        }
+        (self.pos, self.values) = (mark.pos, mark.values);
+        self.pending_bool = None;
+    }
+
+    /// Counts one more value against [`MAX_VALUES`].
+    pub(super) fn count_value(&mut self) -> R<()> {
+        self.values += 1;
+        if self.values > MAX_VALUES {
+            return Err(DecodeError::TooManyValues);
+        }
+        Ok(())
+    }
+
+    /// A struct's fields start (compact: its field ids count from 0).
+    pub(super) fn begin_struct(&mut self) {
+        self.last_ids.push(0);
+    }
+
+    /// A struct's stop byte was read.
+    pub(super) fn end_struct(&mut self) {
+        self.last_ids.pop();
     }
 
     fn invalid(&self, reason: impl Into<String>) -> DecodeError {
@@ -298,7 +369,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next field header of the current struct: `None` at its end.
-    fn field_begin(&mut self) -> R<Option<(TType, i16)>> {
+    pub(super) fn field_begin(&mut self) -> R<Option<(TType, i16)>> {
         match self.proto {
             Proto::Binary => {
                 let code = self.u8()?;
@@ -336,7 +407,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn list_begin(&mut self) -> R<(TType, usize)> {
+    pub(super) fn list_begin(&mut self) -> R<(TType, usize)> {
         match self.proto {
             Proto::Binary => {
                 let code = self.u8()?;
@@ -360,7 +431,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn map_begin(&mut self) -> R<(TType, TType, usize)> {
+    pub(super) fn map_begin(&mut self) -> R<(TType, TType, usize)> {
         match self.proto {
             Proto::Binary => {
                 let (k, v) = (self.u8()?, self.u8()?);
@@ -389,10 +460,7 @@ impl<'a> Reader<'a> {
 
     /// One value of type `t`; `depth` counts the structs and containers around it.
     pub fn value(&mut self, t: TType, depth: usize) -> R<Value> {
-        self.values += 1;
-        if self.values > MAX_VALUES {
-            return Err(DecodeError::TooManyValues);
-        }
+        self.count_value()?;
         Ok(match t {
             TType::Bool => Value::Bool(match self.pending_bool.take() {
                 Some(b) => b,
@@ -464,7 +532,7 @@ impl<'a> Reader<'a> {
         if depth > MAX_DEPTH {
             return Err(DecodeError::TooDeep);
         }
-        self.last_ids.push(0);
+        self.begin_struct();
         let mut fields = Vec::new();
         while let Some((t, id)) = self.field_begin()? {
             let v = self.value(t, depth)?;
@@ -472,7 +540,7 @@ impl<'a> Reader<'a> {
                 fields.push((id, v));
             }
         }
-        self.last_ids.pop();
+        self.end_struct();
         Ok(fields)
     }
 
@@ -490,15 +558,15 @@ impl<'a> Reader<'a> {
 }
 
 /// The length of the complete message at the start of `buf`, found without allocating:
-/// `Incomplete` if more bytes are needed.
+/// `Incomplete` if more bytes are needed. A stream read piece by piece keeps a
+/// [`MessageEnd`] instead, which resumes where it stopped.
 pub fn message_len(buf: &[u8], proto: Proto) -> Result<usize, DecodeError> {
-    let mut r = Reader::new(buf, proto);
-    r.build = false;
-    r.message_begin()?;
-    r.struct_body(1)?;
-    Ok(r.position())
+    MessageEnd::new(proto)
+        .advance(buf)?
+        .ok_or(DecodeError::Incomplete)
 }
 
+pub use super::message_end::MessageEnd;
 pub use super::writer::{encode_message, value_type, Writer};
 
 /// Decodes one message that must fill `buf` exactly (a frame).
