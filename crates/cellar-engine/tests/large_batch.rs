@@ -1,4 +1,4 @@
-//! Batches large enough to be put into the memtable in key order (mid-size ones on the
+//! Batches large enough to be put into the memtable as sorted runs (mid-size ones on the
 //! writer's thread, large ones by several threads at once): the last op of a key wins.
 
 // Test helpers outside `#[test]` functions unwrap too: a panic there fails the test.
@@ -29,6 +29,12 @@ fn mid_size_batch_applies_in_op_order() {
 #[test]
 fn small_batch_applies_in_op_order() {
     applies_in_op_order(100, 10);
+}
+
+#[test]
+fn batch_at_the_sorted_threshold_applies_in_op_order() {
+    // 8 ops over 3 keys: the smallest batch inserted as a sorted run.
+    applies_in_op_order(8, 3);
 }
 
 /// One batch of `ops` puts and deletes over `keys` keys, with a range deletion two thirds in;

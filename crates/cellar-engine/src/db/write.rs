@@ -24,7 +24,7 @@ use super::{background, flush, Db, DbInner, SuperVersion, WalState};
 use crate::batch::{BatchOp, Keyspace, WriteBatch};
 use crate::error::{Error, Result};
 use crate::log::{LogKind, LogWriter};
-use crate::memtable::Memtable;
+use crate::memtable::{Memtable, SortedEntry};
 use crate::options::{Durability, WriteOptions};
 use crate::sst::bloom::key_hash;
 use crate::stats::Counters;
@@ -40,11 +40,12 @@ const MAX_GROUP_BYTES: usize = 4 << 20;
 const PARALLEL_APPLY_MIN_OPS: usize = 4096;
 const PARALLEL_APPLY_CHUNK_OPS: usize = 2048;
 
-/// A smaller batch with at least this many ops is still inserted in key order, on the
-/// writer's thread: from a few hundred random keys on, consecutive inserts share enough of
-/// the skiplist's path to pay for the sort; below, the sort costs more than it saves
+/// A smaller batch with at least this many ops is still sorted, on the writer's thread, and
+/// inserted as a run whose places the skiplist searches for several at a time
+/// (`memtable/skiplist/run.rs`). Below, the sort and the run's bookkeeping cost a batch of
+/// consecutive keys more than the overlapped searches save a batch of random ones
 /// (docs/design/write-paths.md, "Mid-size batches").
-const SORTED_APPLY_MIN_OPS: usize = 256;
+const SORTED_APPLY_MIN_OPS: usize = 8;
 
 /// How long a writer spins for the WAL lock before sleeping on it (see [`lock_wal`]).
 const WAL_LOCK_SPIN: Duration = Duration::from_micros(20);
@@ -142,15 +143,15 @@ fn is_large(batch: &WriteBatch) -> bool {
 }
 
 /// Inserts a batch this process encoded and validated (every op decodes), numbered from
-/// `first_seq`: large batches on several threads, mid-size ones in key order, small ones as
-/// they come.
+/// `first_seq`: large batches on several threads, mid-size ones as one sorted run, small
+/// ones as they come.
 fn apply_batch(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
     if is_large(batch) {
         apply_ops_parallel(mem, first_seq, batch);
     } else if batch.count() as usize >= SORTED_APPLY_MIN_OPS {
         let mut ops = numbered_ops(first_seq, batch);
         ops.sort_unstable_by(key_order);
-        insert_ops(mem, ops, &|_| true);
+        insert_sorted_ops(mem, &ops);
     } else {
         apply_ops(
             mem,
@@ -161,11 +162,9 @@ fn apply_batch(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
     }
 }
 
-/// The batch's ops, each numbered by its place in the batch. Inserted in key order
-/// ([`key_order`]), consecutive inserts walk nearly the same skiplist path, which stays in
-/// the CPU cache; in batch order (random keys) each insert misses the cache on most levels
-/// of a large memtable (docs/design/write-paths.md). The numbers keep the last write of a
-/// key winning, whatever order the ops are inserted in.
+/// The batch's ops, each numbered by its place in the batch, to be sorted by [`key_order`]
+/// and inserted as a run ([`insert_sorted_ops`]). The numbers keep the last write of a key
+/// winning, whatever order the ops are inserted in.
 fn numbered_ops(first_seq: SeqNo, batch: &WriteBatch) -> Vec<(SeqNo, BatchOp<'_>)> {
     batch
         .ops()
@@ -185,7 +184,33 @@ fn apply_ops_parallel(mem: &Memtable, first_seq: SeqNo, batch: &WriteBatch) {
     let mut ops = numbered_ops(first_seq, batch);
     ops.par_sort_unstable_by(key_order);
     ops.par_chunks(PARALLEL_APPLY_CHUNK_OPS)
-        .for_each(|chunk| insert_ops(mem, chunk.iter().copied(), &|_| true));
+        .for_each(|chunk| insert_sorted_ops(mem, chunk));
+}
+
+/// Inserts numbered ops sorted by [`key_order`]: puts and deletes with the memtable's run
+/// insert, which searches for several of their places at once; range deletes as they come.
+fn insert_sorted_ops(mem: &Memtable, ops: &[(SeqNo, BatchOp<'_>)]) {
+    let mut run = Vec::with_capacity(ops.len());
+    for &(seq, op) in ops {
+        let (ks, user_key, kind, value) = match op {
+            BatchOp::Put { ks, key, value } => (ks, key, ValueKind::Put, value),
+            BatchOp::Delete { ks, key } => (ks, key, ValueKind::Delete, &b""[..]),
+            BatchOp::DeleteRange { ks, start, end } => {
+                mem.add_range_tombstone(ks, start, end, seq);
+                continue;
+            }
+            BatchOp::Ingested => continue,
+        };
+        run.push(SortedEntry {
+            ks,
+            user_key,
+            hash: key_hash(user_key),
+            seq,
+            kind,
+            value,
+        });
+    }
+    mem.insert_sorted(&run);
 }
 
 impl Db {

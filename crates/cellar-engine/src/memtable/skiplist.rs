@@ -37,6 +37,10 @@ use parking_lot::Mutex;
 use super::arena::{Arena, ALIGN};
 use crate::types::compare_internal;
 
+mod run;
+
+pub(super) use run::NewEntry;
+
 /// Levels of the tallest node. With a quarter of the nodes reaching each next level, 12
 /// levels index about 4^12 = 16 M entries before searches lengthen.
 pub(super) const MAX_HEIGHT: usize = 12;
@@ -184,6 +188,25 @@ struct Splice {
     height: usize,
 }
 
+impl Splice {
+    /// Records where `node` (of `height` links, in a list `top` levels high) was linked.
+    fn remember(
+        &mut self,
+        node: NodeRef<'_>,
+        height: usize,
+        top: usize,
+        prev: &Neighbours<'_>,
+        next: &Successors<'_>,
+    ) {
+        for level in 0..top {
+            let p = if level < height { node } else { prev[level] };
+            self.prev[level] = p.raw();
+            self.next[level] = next[level].map(NodeRef::raw);
+        }
+        self.height = top;
+    }
+}
+
 // SAFETY: the list's memory is its arena's, and every shared mutation is an atomic link
 // store or the arena's mutex (module comment).
 unsafe impl Send for SkipList {}
@@ -307,34 +330,39 @@ impl SkipList {
             Some(splice) => splice,
             None => self.splice(&probe, top),
         };
+        Self::link(node, height, &probe, &mut prev, &mut next);
+        if let Some(h) = hint.as_deref_mut() {
+            h.remember(node, height, top, &prev, &next);
+        }
+        bytes
+    }
+
+    /// Links the written `node` (its key is `probe`'s) at levels below `height` between
+    /// `prev` and `next`, found by a search that may be stale: where a compare-and-swap
+    /// fails, another node was linked after `prev` since, and the search goes on from it.
+    fn link<'a>(
+        node: NodeRef<'a>,
+        height: usize,
+        probe: &Probe<'_>,
+        prev: &mut Neighbours<'a>,
+        next: &mut Successors<'a>,
+    ) {
         for level in 0..height {
             loop {
                 let succ = next[level].map_or(ptr::null_mut(), |n| n.ptr.as_ptr());
                 node.link(level).store(succ, Relaxed);
-                let linked =
-                    prev[level]
-                        .link(level)
-                        .compare_exchange(succ, ptr.as_ptr(), Release, Acquire);
+                let linked = prev[level].link(level).compare_exchange(
+                    succ,
+                    node.ptr.as_ptr(),
+                    Release,
+                    Acquire,
+                );
                 if linked.is_ok() {
                     break;
                 }
-                // Another insert linked a node after `prev` at this level: search on from it.
-                (prev[level], next[level]) = splice_at(prev[level], &probe, level);
+                (prev[level], next[level]) = splice_at(prev[level], probe, level);
             }
         }
-        if let Some(h) = hint.as_deref_mut() {
-            for level in 0..top {
-                let (p, n) = if level < height {
-                    (node, next[level])
-                } else {
-                    (prev[level], next[level])
-                };
-                h.prev[level] = p.raw();
-                h.next[level] = n.map(NodeRef::raw);
-            }
-            h.height = top;
-        }
-        bytes
     }
 
     /// The neighbours of `p` at every level below `top`, searched from the top.
@@ -496,8 +524,22 @@ mod tests {
         );
     }
 
+    /// A reader walking `l` while writers insert: it never sees the order broken.
+    pub(super) fn order_checker(l: Arc<SkipList>) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            for _ in 0..50 {
+                let keys: Vec<_> = std::iter::successors(l.front(), |n| n.successor())
+                    .map(|n| n.key().to_vec())
+                    .collect();
+                assert!(keys
+                    .windows(2)
+                    .all(|w| compare_internal(&w[0], &w[1]).is_lt()));
+            }
+        })
+    }
+
     /// Keys as the memtable orders them, for a `BTreeSet` model.
-    fn model_key(ks: u32, ikey: &[u8]) -> (u32, Vec<u8>, std::cmp::Reverse<u64>) {
+    pub(super) fn model_key(ks: u32, ikey: &[u8]) -> (u32, Vec<u8>, std::cmp::Reverse<u64>) {
         let (u, t) = crate::types::split_internal(ikey).expect("internal key");
         (ks, u.to_vec(), std::cmp::Reverse(t))
     }
@@ -570,19 +612,7 @@ mod tests {
                 })
             })
             .collect();
-        let reader = {
-            let l = Arc::clone(&l);
-            std::thread::spawn(move || {
-                for _ in 0..50 {
-                    let keys: Vec<_> = std::iter::successors(l.front(), |n| n.successor())
-                        .map(|n| n.key().to_vec())
-                        .collect();
-                    assert!(keys
-                        .windows(2)
-                        .all(|w| compare_internal(&w[0], &w[1]).is_lt()));
-                }
-            })
-        };
+        let reader = order_checker(Arc::clone(&l));
         for w in writers {
             w.join().expect("writer");
         }
