@@ -44,7 +44,7 @@ const PARALLEL_APPLY_CHUNK_OPS: usize = 2048;
 /// inserted as a run whose places the skiplist searches for several at a time
 /// (`memtable/skiplist/run.rs`). Below, the sort and the run's bookkeeping cost a batch of
 /// consecutive keys more than the overlapped searches save a batch of random ones
-/// (docs/design/write-paths.md, "Mid-size batches").
+/// (docs/design/write-paths.md, "Sorted runs").
 const SORTED_APPLY_MIN_OPS: usize = 8;
 
 /// How long a writer spins for the WAL lock before sleeping on it (see [`lock_wal`]).
