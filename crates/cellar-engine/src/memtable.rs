@@ -108,6 +108,13 @@ struct RangeDelCache {
     by_keyspace: HashMap<u32, KeyspaceRangeDels>,
 }
 
+/// What draws a node's height: the key's hash and the sequence number, so versions of one
+/// key get heights of their own, and the same writes give the same memtable size (where
+/// flushes cut) whichever insert path took them.
+fn height_seed(key_hash: u64, seq: SeqNo) -> u64 {
+    key_hash ^ seq
+}
+
 /// An entry for [`Memtable::insert_sorted`]; `hash` is the user key's `key_hash`.
 #[derive(Debug, Clone, Copy)]
 pub struct SortedEntry<'a> {
@@ -204,11 +211,13 @@ impl Memtable {
         if let Some(f) = &self.filter {
             f.add(h);
         }
-        // The node's height comes from the key's hash and the sequence number: versions of one
-        // key get heights of their own, and the same writes give the same memtable size.
-        let bytes = self
-            .list
-            .insert(ks, head8(user_key), [user_key, &trailer], value, h ^ seq);
+        let bytes = self.list.insert(
+            ks,
+            head8(user_key),
+            [user_key, &trailer],
+            value,
+            height_seed(h, seq),
+        );
         self.approx_bytes.fetch_add(bytes, Relaxed);
     }
 
@@ -237,7 +246,7 @@ impl Memtable {
                     head: head8(e.user_key),
                     key: [e.user_key, t],
                     value: e.value,
-                    seed: e.hash ^ e.seq,
+                    seed: height_seed(e.hash, e.seq),
                 })
                 .collect();
             let bytes = self.list.insert_run(&run);

@@ -313,12 +313,7 @@ impl SkipList {
             ptr,
             _list: PhantomData,
         };
-        // Read before writing: `fetch_max` is a locked compare-and-swap loop even when the
-        // height stays, and every inserting thread would take the line from the others.
-        let mut top = self.height.load(Relaxed);
-        if height > top {
-            top = self.height.fetch_max(height, Relaxed).max(height);
-        }
+        let top = self.raise_height(height);
         let probe = Probe {
             ks,
             head,
@@ -326,15 +321,40 @@ impl SkipList {
         };
         // Threads inserting at once do not wait for the hint: all but one search.
         let mut hint = self.hint.try_lock();
-        let (mut prev, mut next) = match hint.as_deref().and_then(|h| self.hinted(h, &probe, top)) {
-            Some(splice) => splice,
-            None => self.splice(&probe, top),
-        };
-        Self::link(node, height, &probe, &mut prev, &mut next);
-        if let Some(h) = hint.as_deref_mut() {
+        self.place(hint.as_deref_mut(), node, height, &probe, top);
+        bytes
+    }
+
+    /// The list's height once a node of `height` links is in it: the levels a search
+    /// for it starts from.
+    fn raise_height(&self, height: usize) -> usize {
+        // Read before writing: `fetch_max` is a locked compare-and-swap loop even when the
+        // height stays, and every inserting thread would take the line from the others.
+        let top = self.height.load(Relaxed);
+        if height > top {
+            return self.height.fetch_max(height, Relaxed).max(height);
+        }
+        top
+    }
+
+    /// Links the written `node` where it belongs: from the hint's splice when that holds
+    /// it, else after a search from the top; then leaves the hint where the node went.
+    fn place(
+        &self,
+        hint: Option<&mut Splice>,
+        node: NodeRef<'_>,
+        height: usize,
+        probe: &Probe<'_>,
+        top: usize,
+    ) {
+        let (mut prev, mut next) = hint
+            .as_deref()
+            .and_then(|h| self.hinted(h, probe, top))
+            .unwrap_or_else(|| self.splice(probe, top));
+        Self::link(node, height, probe, &mut prev, &mut next);
+        if let Some(h) = hint {
             h.remember(node, height, top, &prev, &next);
         }
-        bytes
     }
 
     /// Links the written `node` (its key is `probe`'s) at levels below `height` between

@@ -11,8 +11,6 @@
 //! the reader's own checks: the same depth and value limits, counts checked against the
 //! bytes present, nothing allocated for what it skips.
 
-use std::mem;
-
 use super::protocol::{DecodeError, Proto, Reader, TType, MAX_DEPTH};
 
 /// A struct or container the walk is inside.
@@ -41,9 +39,8 @@ pub struct MessageEnd {
     pos: usize,
     header_read: bool,
     /// Open structs and containers, outermost first (the argument struct at the bottom).
+    /// Field ids are not kept: the walk needs none, and none changes where a message ends.
     open: Vec<Open>,
-    /// Compact protocol: the last field id of each open struct, as the reader keeps it.
-    last_ids: Vec<i16>,
     /// Values walked so far, against [`super::protocol::MAX_VALUES`].
     values: usize,
 }
@@ -55,7 +52,6 @@ impl MessageEnd {
             pos: 0,
             header_read: false,
             open: Vec::new(),
-            last_ids: vec![0],
             values: 0,
         }
     }
@@ -65,7 +61,7 @@ impl MessageEnd {
     /// it needs more.
     pub fn advance(&mut self, buf: &[u8]) -> Result<Option<usize>, DecodeError> {
         let mut r = Reader::measuring(buf, self.proto);
-        r.resume(self.pos, mem::take(&mut self.last_ids), self.values);
+        r.resume(self.pos, self.values);
         let result = loop {
             let mark = r.mark();
             match self.step(&mut r) {
@@ -78,8 +74,7 @@ impl MessageEnd {
                 Err(e) => break Err(e),
             }
         };
-        let (pos, last_ids, values) = r.suspend();
-        (self.pos, self.last_ids, self.values) = (pos, last_ids, values);
+        (self.pos, self.values) = r.suspend();
         result
     }
 
@@ -88,7 +83,7 @@ impl MessageEnd {
     fn step(&mut self, r: &mut Reader<'_>) -> Result<bool, DecodeError> {
         if !self.header_read {
             r.message_begin()?;
-            self.open_struct(r)?;
+            self.open_struct()?;
             self.header_read = true;
             return Ok(false);
         }
@@ -99,7 +94,6 @@ impl MessageEnd {
             Open::Struct => match r.field_begin()? {
                 None => {
                     self.open.pop();
-                    r.end_struct();
                 }
                 Some((t, _id)) => self.value(r, t)?,
             },
@@ -138,7 +132,7 @@ impl MessageEnd {
         match t {
             TType::Struct => {
                 r.count_value()?;
-                self.open_struct(r)
+                self.open_struct()
             }
             TType::List | TType::Set => {
                 r.count_value()?;
@@ -163,9 +157,8 @@ impl MessageEnd {
         }
     }
 
-    fn open_struct(&mut self, r: &mut Reader<'_>) -> Result<(), DecodeError> {
+    fn open_struct(&mut self) -> Result<(), DecodeError> {
         self.check_depth()?;
-        r.begin_struct();
         self.open.push(Open::Struct);
         Ok(())
     }

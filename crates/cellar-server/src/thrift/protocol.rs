@@ -170,8 +170,6 @@ type R<T> = Result<T, DecodeError>;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Mark {
     pos: usize,
-    open_structs: usize,
-    last_id: Option<i16>,
     values: usize,
 }
 
@@ -201,35 +199,29 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
-    /// Continues a walk that stopped at `pos` with this struct state and value count.
-    pub(super) fn resume(&mut self, pos: usize, last_ids: Vec<i16>, values: usize) {
-        (self.pos, self.last_ids, self.values) = (pos, last_ids, values);
+    /// Continues a walk that stopped at `pos` with this many values counted. The compact
+    /// protocol's field ids then count from a made-up last id: a walk that only measures
+    /// ignores them, and they never change where a message ends.
+    pub(super) fn resume(&mut self, pos: usize, values: usize) {
+        (self.pos, self.values) = (pos, values);
         self.pending_bool = None;
     }
 
-    /// The state [`Reader::resume`] takes back.
-    pub(super) fn suspend(self) -> (usize, Vec<i16>, usize) {
-        (self.pos, self.last_ids, self.values)
+    /// The place and count [`Reader::resume`] takes back.
+    pub(super) fn suspend(self) -> (usize, usize) {
+        (self.pos, self.values)
     }
 
     /// Where the reader is, to go back to if what follows is cut short.
     pub(super) fn mark(&self) -> Mark {
         Mark {
             pos: self.pos,
-            open_structs: self.last_ids.len(),
-            last_id: self.last_ids.last().copied(),
             values: self.values,
         }
     }
 
-    /// Back to `mark`. A step that stops short only moves forward and changes the last id
-    /// of the innermost struct (it opens or closes structs only after its last byte).
+    /// Back to `mark`.
     pub(super) fn rewind(&mut self, mark: Mark) {
-        debug_assert_eq!(self.last_ids.len(), mark.open_structs);
-        self.last_ids.truncate(mark.open_structs);
-        if let (Some(top), Some(id)) = (self.last_ids.last_mut(), mark.last_id) {
-            *top = id;
-        }
         (self.pos, self.values) = (mark.pos, mark.values);
         self.pending_bool = None;
     }
@@ -241,16 +233,6 @@ impl<'a> Reader<'a> {
             return Err(DecodeError::TooManyValues);
         }
         Ok(())
-    }
-
-    /// A struct's fields start (compact: its field ids count from 0).
-    pub(super) fn begin_struct(&mut self) {
-        self.last_ids.push(0);
-    }
-
-    /// A struct's stop byte was read.
-    pub(super) fn end_struct(&mut self) {
-        self.last_ids.pop();
     }
 
     fn invalid(&self, reason: impl Into<String>) -> DecodeError {
@@ -532,7 +514,7 @@ impl<'a> Reader<'a> {
         if depth > MAX_DEPTH {
             return Err(DecodeError::TooDeep);
         }
-        self.begin_struct();
+        self.last_ids.push(0);
         let mut fields = Vec::new();
         while let Some((t, id)) = self.field_begin()? {
             let v = self.value(t, depth)?;
@@ -540,7 +522,7 @@ impl<'a> Reader<'a> {
                 fields.push((id, v));
             }
         }
-        self.end_struct();
+        self.last_ids.pop();
         Ok(fields)
     }
 

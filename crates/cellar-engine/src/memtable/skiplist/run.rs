@@ -9,12 +9,11 @@
 //! overlap. The group's nodes are then linked in order; where an entry of the same group was
 //! linked between a search's neighbours since, the compare-and-swap fails on it and the
 //! search goes on from there, as it does for an insert from another thread.
-//! docs/design/write-paths.md, "Searching a run's places together", has the measurements.
+//! docs/design/write-paths.md, "Sorted runs", has the measurements.
 
 use std::array;
 use std::cmp::Ordering;
 use std::marker::PhantomData;
-use std::sync::atomic::Ordering::Relaxed;
 
 use super::{
     height_of, node_bytes, Neighbours, NodeRef, Probe, SkipList, Splice, Successors, MAX_HEIGHT,
@@ -73,30 +72,23 @@ impl SkipList {
                 _list: PhantomData,
             };
         }
-        let tallest = heights.iter().copied().max().unwrap_or(1);
-        let mut top = self.height.load(Relaxed);
-        if tallest > top {
-            top = self.height.fetch_max(tallest, Relaxed).max(tallest);
-        }
+        let top = self.raise_height(heights.iter().copied().max().unwrap_or(1));
+        let n = group.len();
+        // Slots past the group repeat its last entry; only the first `n` are used.
         let probes: [Probe<'_>; GROUP] = array::from_fn(|i| {
-            let e = &group[i.min(group.len() - 1)];
+            let j = i.min(n - 1);
             Probe {
-                ks: e.ks,
-                head: e.head,
-                ikey: nodes[i.min(group.len() - 1)].key(),
+                ks: group[j].ks,
+                head: group[j].head,
+                ikey: nodes[j].key(),
             }
         });
-        let n = group.len();
         if let Some(h) = hint
             .as_deref_mut()
             .filter(|h| self.holds(h, &probes[..n], top))
         {
             for i in 0..n {
-                let (mut prev, mut next) = self
-                    .hinted(h, &probes[i], top)
-                    .unwrap_or_else(|| self.splice(&probes[i], top));
-                Self::link(nodes[i], heights[i], &probes[i], &mut prev, &mut next);
-                h.remember(nodes[i], heights[i], top, &prev, &next);
+                self.place(Some(&mut *h), nodes[i], heights[i], &probes[i], top);
             }
             return bytes;
         }
