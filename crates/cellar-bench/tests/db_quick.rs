@@ -167,7 +167,7 @@ fn quick_cellar_runs_every_workload() {
     for r in &records {
         assert_eq!(
             r["metrics"]["device_reads_method"],
-            "cellar Stats.device_reads"
+            "cellar Stats.device_reads + Stats.mapped_reads"
         );
         assert!(r["metrics"]["resident_index_filter_bytes"].is_u64());
         // The parent's command line, not the child's `--child '{...}'`.

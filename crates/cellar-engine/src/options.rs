@@ -232,6 +232,14 @@ pub struct Options {
     pub max_resident_metadata_bytes: u64,
     /// Read SST blocks with O_DIRECT, bypassing the page cache (no warm-up then).
     pub use_direct_reads: bool,
+    /// Map each SST into memory and let point reads read its blocks there while the page
+    /// cache holds the whole file (`sst/mapped.rs`): no system call and no copy, and a block
+    /// stored uncompressed is read in place instead of through the block cache. Off reads
+    /// every block with `pread`. A device error while reading a mapped page stops the
+    /// process (`SIGBUS`) instead of failing the read; the map is used only for files the
+    /// page cache held whole when last checked. Ignored with `use_direct_reads`. Default on
+    /// (docs/design/mapped-reads.md).
+    pub mapped_reads: bool,
     /// Keep a data block a point read missed in the block cache only on its second miss
     /// within a recent window (`cache/admission.rs`): blocks read once are then not copied
     /// into fresh cache memory, and do not evict blocks read more often. Off keeps every
@@ -320,6 +328,7 @@ impl Default for Options {
             index_partition_bytes: 4096,
             max_resident_metadata_bytes: 1 << 30,
             use_direct_reads: false,
+            mapped_reads: true,
             block_cache_doorkeeper: true,
             warm_up_budget_bytes: physical_memory_bytes() / 4,
             warm_up_read_bytes_per_sec: 1 << 30,
@@ -370,6 +379,7 @@ impl std::fmt::Debug for Options {
                 &self.max_resident_metadata_bytes,
             )
             .field("use_direct_reads", &self.use_direct_reads)
+            .field("mapped_reads", &self.mapped_reads)
             .field("block_cache_doorkeeper", &self.block_cache_doorkeeper)
             .finish_non_exhaustive()
     }

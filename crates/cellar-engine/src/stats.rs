@@ -12,6 +12,9 @@ pub struct Counters {
     /// Of `device_reads`, the point reads the OS served from its page cache without
     /// waiting on the disk (`RandomAccessFile::read_cached_at`).
     pub page_cache_reads: AtomicU64,
+    /// Block reads served in place through a file's memory map (`sst/mapped.rs`), not
+    /// counted in `device_reads`.
+    pub mapped_reads: AtomicU64,
     pub block_cache_hits: AtomicU64,
     pub block_cache_misses: AtomicU64,
     /// Point lookups a bloom filter answered "absent" without touching a block.
@@ -78,6 +81,9 @@ pub struct Stats {
     pub device_read_bytes: u64,
     /// Of `device_reads`, the point reads the page cache served without waiting on the disk.
     pub page_cache_reads: u64,
+    /// Block reads served in place through a file's memory map while the page cache held
+    /// the file (not in `device_reads`).
+    pub mapped_reads: u64,
     /// Block lookups the block cache served.
     pub block_cache_hits: u64,
     /// Block lookups the block cache missed.
@@ -154,6 +160,7 @@ impl Counters {
         s.device_reads = self.device_reads.load(Relaxed);
         s.device_read_bytes = self.device_read_bytes.load(Relaxed);
         s.page_cache_reads = self.page_cache_reads.load(Relaxed);
+        s.mapped_reads = self.mapped_reads.load(Relaxed);
         s.block_cache_hits = self.block_cache_hits.load(Relaxed);
         s.block_cache_misses = self.block_cache_misses.load(Relaxed);
         s.bloom_negatives = self.bloom_negatives.load(Relaxed);

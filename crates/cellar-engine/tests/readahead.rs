@@ -146,6 +146,9 @@ fn point_get_reads_only_its_block_and_scans_read_ahead() {
 fn cold_db_of_one_sst(dir: &Path, warm_up_budget_bytes: u64) -> (Db, PathBuf) {
     let opts = || Options {
         block_cache_size_bytes: 0,
+        // Reads that the page cache serves through the map pay no rent: these tests time
+        // every read.
+        mapped_reads: false,
         // Warm once point reads have waited 10 ms (the floor), whatever the file's size.
         warm_up_read_bytes_per_sec: u64::MAX,
         warm_up_budget_bytes,

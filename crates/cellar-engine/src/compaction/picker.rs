@@ -288,6 +288,7 @@ mod tests {
             number,
             Arc::new(BlockCache::new(0)),
             Arc::new(Counters::default()),
+            false,
         )
         .expect("reader");
         let meta = FileMeta {

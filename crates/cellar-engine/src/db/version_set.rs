@@ -39,6 +39,7 @@ pub(crate) fn open_table(
         f.number,
         Arc::clone(cache),
         Arc::clone(counters),
+        opts.mapped_reads,
     )?
     .with_global_seq(f.global_seq);
     Ok(Arc::new(FileHandle::new(

@@ -14,6 +14,7 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use smallvec::SmallVec;
 
 use crate::coding::{self, Decoder};
@@ -94,9 +95,13 @@ impl BlockBuilder {
     }
 }
 
-/// A decoded (uncompressed) block, remembering where it came from for error messages.
+/// A decoded (uncompressed) block, remembering where it came from for error messages. Its
+/// bytes are its own (read and decompressed) or a slice of the file's memory map (a stored
+/// uncompressed block read in place, `sst/source.rs`).
 pub struct Block {
-    data: Vec<u8>,
+    data: Bytes,
+    /// Heap bytes the block holds: what the block cache is charged for it.
+    held: usize,
     pub(super) restarts_off: usize,
     pub(super) num_restarts: usize,
     pub(super) path: Arc<Path>,
@@ -115,6 +120,16 @@ struct EntryLoc {
 impl Block {
     /// Validates the restart array's framing; entries are checked lazily as they are read.
     pub fn new(data: Vec<u8>, path: Arc<Path>, offset: u64) -> Result<Block> {
+        let held = data.capacity();
+        Block::from_bytes(Bytes::from(data), held, path, offset)
+    }
+
+    /// [`new`](Self::new) for bytes that stay in the file's memory map: no heap bytes held.
+    pub fn mapped(data: Bytes, path: Arc<Path>, offset: u64) -> Result<Block> {
+        Block::from_bytes(data, 0, path, offset)
+    }
+
+    fn from_bytes(data: Bytes, held: usize, path: Arc<Path>, offset: u64) -> Result<Block> {
         let corrupt = |why: &str| Error::corruption(&*path, offset, why.to_string());
         let n_at = data
             .len()
@@ -134,6 +149,7 @@ impl Block {
         }
         Ok(Block {
             data,
+            held,
             restarts_off,
             num_restarts: n,
             path,
@@ -163,7 +179,7 @@ impl Block {
 
     /// Memory charged to the block cache.
     pub fn charge(&self) -> usize {
-        self.data.capacity() + std::mem::size_of::<Block>()
+        self.held + std::mem::size_of::<Block>()
     }
 
     /// Starts loading the restart array and the middle restart's entry, where a seek in

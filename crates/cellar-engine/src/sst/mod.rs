@@ -38,6 +38,7 @@ pub mod format;
 pub(crate) mod head_tree;
 pub mod index;
 mod iterator;
+mod mapped;
 mod meta;
 mod open_file;
 pub(crate) mod prefetch;

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use crate::cache::MetadataBudget;
 use crate::error::Result;
+use crate::options::Compression;
 use crate::sst::block::Block;
-use crate::sst::format::{decode_block_slice, BlockHandle, Footer, Properties};
+use crate::sst::format::{check_block, decode_block_slice, BlockHandle, Footer, Properties};
 use crate::sst::meta::Meta;
 use crate::sst::readahead::{Readahead, Step};
 use crate::sst::source::{Access, Source};
@@ -23,6 +24,23 @@ fn walk_or_scan(ahead: &Readahead) -> Access {
         Access::Scan
     } else {
         Access::Walk
+    }
+}
+
+/// A block for one point lookup: shared with the block cache, or read in place through the
+/// file's map for this lookup alone.
+pub(super) enum PointBlock {
+    Shared(Arc<Block>),
+    InPlace(Block),
+}
+
+impl std::ops::Deref for PointBlock {
+    type Target = Block;
+    fn deref(&self) -> &Block {
+        match self {
+            PointBlock::Shared(b) => b,
+            PointBlock::InPlace(b) => b,
+        }
     }
 }
 
@@ -58,17 +76,45 @@ impl OpenFile {
             .cache_lookup(|c| c.get(self.src.file_number, h.offset))
     }
 
-    /// Data block `h` for a point lookup: from the cache, else one read, which the cache
-    /// keeps under its admission rule for point reads (`cache/admission.rs`).
-    pub(super) fn point_block(&self, h: BlockHandle) -> Result<Arc<Block>> {
+    /// Data block `h` for a point lookup. While the file's map is in use, a block stored
+    /// uncompressed is read in place and not cached (`sst/mapped.rs`); otherwise from the
+    /// cache, else one read, which the cache keeps under its admission rule for point reads
+    /// (`cache/admission.rs`).
+    pub(super) fn point_block(&self, h: BlockHandle) -> Result<PointBlock> {
+        if let Some(block) = self.block_in_place(h)? {
+            return Ok(PointBlock::InPlace(block));
+        }
         if let Some(b) = self.cached_block(h) {
-            return Ok(b);
+            return Ok(PointBlock::Shared(b));
         }
         let block = Arc::new(self.src.read_block_as(h, Access::Point)?);
         self.src
             .cache
             .insert_point_read(self.src.file_number, h.offset, block.clone());
-        Ok(block)
+        Ok(PointBlock::Shared(block))
+    }
+
+    /// Block `h` read in place through the map, if the file's lookups go there first and
+    /// the block is stored uncompressed. A compressed block is left to the cached path; it
+    /// counts toward turning the file's lookups to the block cache first
+    /// (`MappedFile::saw_block`).
+    fn block_in_place(&self, h: BlockHandle) -> Result<Option<Block>> {
+        let Some(m) = self.src.mapped.as_ref().filter(|m| !m.cache_first()) else {
+            return Ok(None);
+        };
+        self.src.check_handle(h)?;
+        let Some(raw) = self.src.mapped_raw(h) else {
+            return Ok(None);
+        };
+        // The checksum reads every byte of the block: a page fault, if any, is taken here.
+        let codec = m.timed(|| check_block(&self.src.path, h.offset, raw))?;
+        let compressed = codec != Compression::None;
+        m.saw_block(compressed);
+        if compressed {
+            return Ok(None);
+        }
+        let payload = m.slice(h.offset as usize, h.size as usize);
+        Block::mapped(payload, self.src.shared_path.clone(), h.offset).map(Some)
     }
 
     /// Data block `ord` (file-wide ordinal) for an iterator. `step`: how the iterator got

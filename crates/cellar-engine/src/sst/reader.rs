@@ -14,6 +14,7 @@ use crate::sst::bloom::key_hash;
 use crate::sst::format::{BlockHandle, Footer, Properties, FOOTER_LEN};
 use crate::sst::index::IndexEntry;
 use crate::sst::iterator::SstIterator;
+use crate::sst::mapped::MappedFile;
 use crate::sst::meta::{Meta, Part};
 use crate::sst::open_file::OpenFile;
 use crate::sst::source::{Access, Source};
@@ -53,13 +54,15 @@ pub struct SstReader {
 
 impl SstReader {
     /// Opens a file; its partitions (if any) are pinned within the metadata budget of
-    /// `cache`, which every reader sharing the cache shares.
+    /// `cache`, which every reader sharing the cache shares. `mapped`: whether point reads
+    /// may read through the file's memory map (`Options::mapped_reads`, `sst/mapped.rs`).
     pub fn open(
         file: Arc<dyn RandomAccessFile>,
         path: PathBuf,
         file_number: u64,
         cache: Arc<BlockCache>,
         counters: Arc<Counters>,
+        mapped: bool,
     ) -> Result<SstReader> {
         let size = file.size();
         if size < FOOTER_LEN as u64 {
@@ -71,6 +74,11 @@ impl SstReader {
         }
         let meta_limit = size - FOOTER_LEN as u64;
         let warmth = cache.warm_up().map(|w| w.track(&file));
+        let mapped = if mapped {
+            MappedFile::open(&*file)
+        } else {
+            None
+        };
         let src = Source {
             file,
             shared_path: Arc::from(path.as_path()),
@@ -81,6 +89,7 @@ impl SstReader {
             meta_limit,
             warmth,
             probe: ProbeBackoff::default(),
+            mapped,
         };
         let raw = src.pread(meta_limit, FOOTER_LEN as u64)?;
         let footer = Footer::decode(&src.path, meta_limit, &raw)?;

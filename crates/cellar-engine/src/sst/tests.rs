@@ -59,6 +59,25 @@ impl RandomAccessFile for MemFile {
     }
 }
 
+/// A file held whole in memory that also offers itself as a map, as `RealVfs` does for a
+/// file the page cache holds: point reads go through `sst/mapped.rs`.
+pub(super) struct MappedMemFile(bytes::Bytes);
+
+impl RandomAccessFile for MappedMemFile {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        MemFile(self.0.to_vec()).read_exact_at(buf, offset)
+    }
+    fn is_cached(&self, _offset: u64, _len: u64) -> Option<bool> {
+        Some(true)
+    }
+    fn map_whole(&self) -> Option<bytes::Bytes> {
+        Some(self.0.clone())
+    }
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+}
+
 pub(super) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 pub(super) fn build(entries: &Entries, opts: SstOptions) -> (Vec<u8>, SstSummary) {
@@ -85,13 +104,21 @@ pub(super) fn open_in(
     open_file(Arc::new(MemFile(bytes)), cache)
 }
 
+/// Opens `bytes` as a file its reader maps (`MappedMemFile`).
+pub(super) fn open_mapped(
+    bytes: Vec<u8>,
+    cache: Arc<BlockCache>,
+) -> Result<(SstReader, Arc<Counters>)> {
+    open_file(Arc::new(MappedMemFile(bytes.into())), cache)
+}
+
 /// Opens `file` as the reader of file number 42.
 fn open_file(
     file: Arc<dyn RandomAccessFile>,
     cache: Arc<BlockCache>,
 ) -> Result<(SstReader, Arc<Counters>)> {
     let counters = Arc::new(Counters::default());
-    let r = SstReader::open(file, PathBuf::from(NAME), 42, cache, counters.clone())?;
+    let r = SstReader::open(file, PathBuf::from(NAME), 42, cache, counters.clone(), true)?;
     Ok((r, counters))
 }
 
@@ -203,7 +230,12 @@ pub(super) fn check_round_trip_in(
 ) -> SstReader {
     let (bytes, summary) = build(entries, o.clone());
     assert_eq!(summary.num_entries, entries.len() as u64);
-    let (r, _) = open_in(bytes, cache).expect("open");
+    let (r, _) = if rng.gen_bool(0.5) {
+        open_mapped(bytes, cache)
+    } else {
+        open_in(bytes, cache)
+    }
+    .expect("open");
     let p = r.properties();
     assert_eq!(p.num_entries, entries.len() as u64);
     assert_eq!(p.smallest, entries[0].0);
@@ -312,7 +344,8 @@ pub(super) fn is_named_corruption(e: &Error) -> bool {
 }
 
 /// Flips every byte of a small multi-block file: each read either fails with a
-/// `Corruption` naming the file or returns exactly the original data.
+/// `Corruption` naming the file or returns exactly the original data, whether the file is
+/// read with `pread` or through its map.
 #[test]
 fn every_corrupted_byte_is_detected_or_harmless() {
     let mut rng = StdRng::seed_from_u64(7);
@@ -329,7 +362,16 @@ fn every_corrupted_byte_is_detected_or_harmless() {
             )
         })
         .collect();
-    for c in [Compression::None, Compression::Lz4, Compression::Zstd] {
+    let kinds = [Compression::None, Compression::Lz4, Compression::Zstd];
+    for (c, mapped) in kinds.into_iter().flat_map(|c| [(c, false), (c, true)]) {
+        let open = |bytes: Vec<u8>, cache: usize| {
+            let cache = Arc::new(BlockCache::new(cache));
+            if mapped {
+                open_mapped(bytes, cache)
+            } else {
+                open_in(bytes, cache)
+            }
+        };
         let (good, _) = build(&entries, opts(c, 10, 256, 4));
         let gets: Vec<_> = entries
             .iter()
@@ -480,6 +522,35 @@ pub(super) fn straddling_entries() -> Entries {
 
 /// A key whose versions straddle many blocks still costs one block read per lookup, and
 /// absent keys past the file or rejected by the filter cost none.
+/// Through the map, a block stored uncompressed is read in place: no device read, nothing
+/// cached. A compressed one is decompressed from the map and cached, and from the first
+/// such block on the file's lookups ask the cache first.
+#[test]
+fn mapped_gets_read_stored_blocks_in_place_and_cache_compressed_ones() {
+    let entries = straddling_entries();
+    for c in [Compression::None, Compression::Lz4] {
+        let (bytes, _) = build(&entries, opts(c, 10, 128, 2));
+        let cache = Arc::new(BlockCache::new(1 << 20));
+        let (r, counters) = open_mapped(bytes, cache.clone()).expect("open");
+        let device_reads = counters.device_reads.load(Relaxed);
+        for seq in 0..=301u64 {
+            let got = r.get(b"hot", seq).expect("get");
+            assert_eq!(got, expected_get(&entries, b"hot", seq), "{c:?} seq {seq}");
+        }
+        assert_eq!(counters.device_reads.load(Relaxed), device_reads, "{c:?}");
+        let mapped = counters.mapped_reads.load(Relaxed);
+        let hits = counters.block_cache_hits.load(Relaxed);
+        if c == Compression::None {
+            assert!(mapped >= 302, "{mapped} mapped reads");
+            assert_eq!(hits, 0);
+            assert_eq!(cache.used_bytes(), 0, "a block stored as it is was cached");
+        } else {
+            assert!(hits > 0, "no compressed block was cached");
+            assert!(mapped < 302, "every get read the map: {mapped}");
+        }
+    }
+}
+
 #[test]
 fn one_block_read_per_get() {
     let entries = straddling_entries();
@@ -513,7 +584,7 @@ fn empty_file_and_real_vfs() {
     let counters = Arc::new(Counters::default());
     let open_real = |p: &std::path::Path| {
         let f = vfs.open_read(p, false).expect("open_read");
-        SstReader::open(f, p.to_path_buf(), 1, cache.clone(), counters.clone()).expect("open")
+        SstReader::open(f, p.to_path_buf(), 1, cache.clone(), counters.clone(), true).expect("open")
     };
     let r = open_real(&path);
     assert!(!r.iter().valid());

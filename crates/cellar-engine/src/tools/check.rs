@@ -132,6 +132,7 @@ pub fn verify_sst(
         number,
         Arc::new(BlockCache::new(1 << 20)),
         Arc::new(Counters::default()),
+        false,
     )?;
     reader.verify_checksums()?;
     let Some(m) = listed else {

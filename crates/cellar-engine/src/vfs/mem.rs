@@ -307,6 +307,16 @@ impl RandomAccessFile for MemReadable {
         buf.copy_from_slice(src);
         Ok(())
     }
+    /// Every byte is in memory.
+    fn is_cached(&self, _offset: u64, _len: u64) -> Option<bool> {
+        Some(true)
+    }
+    /// A copy of the file as it is now: the files mapped are never written again.
+    fn map_whole(&self) -> Option<bytes::Bytes> {
+        let f = self.node.read();
+        let size = usize::try_from(self.size).ok()?;
+        f.data.get(..size).map(bytes::Bytes::copy_from_slice)
+    }
     fn size(&self) -> u64 {
         self.size
     }

@@ -10,6 +10,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use crate::error::Result;
 
 mod fault;
@@ -101,6 +103,18 @@ pub trait RandomAccessFile: Send + Sync {
     /// stale by the time it returns: for hints (the warm-up skips what it would only copy),
     /// never for correctness. The default never knows.
     fn is_cached(&self, _offset: u64, _len: u64) -> Option<bool> {
+        None
+    }
+    /// The whole file as one read-only view that stays valid while any clone of it is held:
+    /// a shared memory map of a local file, or `None` when the Vfs has none (the default; a
+    /// direct-read file, whose reads are to bypass the page cache; a Vfs that injects read
+    /// faults). Only for files never written again (SSTs). Reading the view reads the page
+    /// cache without a system call; a page it does not hold is read from the device on first
+    /// touch, and a device error there stops the process (`SIGBUS`) where `read_exact_at`
+    /// returns an error. The engine reads through the view only while the page cache holds
+    /// the file (docs/design/mapped-reads.md) and checks every block's checksum as it does
+    /// for a read.
+    fn map_whole(&self) -> Option<Bytes> {
         None
     }
     /// The file's size in bytes.

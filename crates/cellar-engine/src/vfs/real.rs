@@ -258,6 +258,17 @@ impl RandomAccessFile for RealReadable {
             }
         }
     }
+    fn map_whole(&self) -> Option<bytes::Bytes> {
+        if self.direct || self.size == 0 {
+            return None;
+        }
+        let len = usize::try_from(self.size).ok()?;
+        // SAFETY: the map is read-only and shared, and the engine maps only SSTs, which are
+        // never written or truncated once written (the database's lock keeps other
+        // processes from writing them). A failed map is no view: reads use `pread`.
+        let map = unsafe { memmap2::MmapOptions::new().len(len).map(&self.file) }.ok()?;
+        Some(bytes::Bytes::from_owner(map))
+    }
     fn size(&self) -> u64 {
         self.size
     }

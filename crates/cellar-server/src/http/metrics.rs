@@ -40,6 +40,7 @@
 //! | `cellar_device_reads_total` | counter | | | SST reads that missed the block cache |
 //! | `cellar_device_read_bytes_total` | counter | | | bytes of those reads |
 //! | `cellar_page_cache_reads_total` | counter | | | of those, point reads the OS page cache served |
+//! | `cellar_mapped_reads_total` | counter | | | SST block reads served in place through the file's memory map |
 //! | `cellar_bloom_negatives_total` | counter | | `bloomFilterRequestsCount` | lookups a bloom filter answered |
 //! | `cellar_bloom_false_positives_total` | counter | | | bloom "maybe"s that were wrong |
 //! | `cellar_engine_gets_total` | counter | | `readRequestCount` | engine point reads |
@@ -276,6 +277,12 @@ fn engine_registry(s: &Stats, uptime_seconds: f64) -> Registry {
         "page_cache_reads",
         "Point reads served by the OS page cache",
         s.page_cache_reads,
+    );
+    counter(
+        &mut r,
+        "mapped_reads",
+        "SST block reads served in place through the file's memory map",
+        s.mapped_reads,
     );
     counter(
         &mut r,

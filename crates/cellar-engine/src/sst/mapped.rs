@@ -1,0 +1,244 @@
+//! Point reads of data blocks in place, through the file's memory map, while the page cache
+//! holds the whole file.
+//!
+//! A block the block cache does not hold costs a `pread`: a system call, the kernel's page
+//! cache lookup and a copy into a fresh buffer, then a block cache insertion whose memory,
+//! on a VM that backs guest memory on first touch, faults in at ~10 µs per new page. When
+//! the page cache holds the file, the map reaches the same bytes with no call and no copy.
+//! A block stored uncompressed is then read in place on every lookup and never enters the
+//! block cache (the page cache is its cache, as in LMDB); a compressed one is decompressed
+//! from the map on a block cache miss and cached as before.
+//!
+//! Every read through the map checks the block's checksum, as a read from the file does:
+//! the page cache may have read the bytes from the device again since the last lookup.
+//!
+//! The map is used only while the page cache holds every page of the file
+//! (`RandomAccessFile::is_cached`), checked when the file opens and again every
+//! `RECHECK_EVERY` point reads of it: a page not held would be read by a page fault, which
+//! cannot report a device error (`SIGBUS`) and is not timed for the cold-start warm-up.
+//! Between two checks a page may be evicted (a dropped page cache evicts them all); its read
+//! is then a page fault, correct and slower, and a read through the map that took longer than
+//! `FAULTED_READ` is taken as one: the file's point reads go back to `pread` until the next
+//! check. The measurements: docs/design/mapped-reads.md.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::sst::format::BlockHandle;
+use crate::vfs::RandomAccessFile;
+
+/// A read through the map that takes longer than this waited on the device: a page fault read
+/// an evicted page. A read of a resident block takes about a microsecond (its checksum); one
+/// 4 KiB device read, 0.1-0.5 ms on the benchmark machine.
+const FAULTED_READ: Duration = Duration::from_micros(50);
+
+/// How far the count of blocks found stored as they are may lead (or trail) the count of
+/// compressed ones: the last this many blocks decide where a file's lookups go first.
+const CODEC_LEAD_LIMIT: i32 = 64;
+
+/// Point reads of one file between two checks that the page cache still holds it. A check
+/// (`cachestat`) costs a few microseconds for a 64 MiB file; a point read about two.
+const RECHECK_EVERY: u32 = 4096;
+
+/// A file's memory map and whether point reads use it now.
+pub(crate) struct MappedFile {
+    bytes: Bytes,
+    /// The page cache held the whole file at the last check.
+    resident: AtomicBool,
+    /// Point reads left until the next check. Relaxed: a race checks once more or less.
+    until_check: AtomicU32,
+    /// Data blocks read through the map stored as they are, less those stored compressed,
+    /// within ±`CODEC_LEAD_LIMIT`. While it is negative the file's lookups ask the block
+    /// cache first, where its compressed blocks are; otherwise they read the map first,
+    /// where its other blocks are read in place. A builder stores a block compressed only
+    /// when that saves an eighth of it (`sst/compress_skip.rs`), so most files are all of
+    /// one kind, with a few blocks of the other.
+    raw_lead: AtomicI32,
+}
+
+/// What a point read of a block finds through the map.
+pub(crate) enum MappedRead<'a> {
+    /// The file is not resident (or not mapped): read the block from the file.
+    Unmapped,
+    /// The block's stored bytes (payload and trailer), in place.
+    Raw(&'a [u8]),
+}
+
+impl MappedFile {
+    /// Maps `file` if its Vfs can, and checks whether the page cache holds it.
+    pub fn open(file: &dyn RandomAccessFile) -> Option<MappedFile> {
+        let bytes = file.map_whole()?;
+        let m = MappedFile {
+            bytes,
+            resident: AtomicBool::new(false),
+            until_check: AtomicU32::new(RECHECK_EVERY),
+            raw_lead: AtomicI32::new(0),
+        };
+        m.check(file);
+        Some(m)
+    }
+
+    fn check(&self, file: &dyn RandomAccessFile) {
+        let held = file.is_cached(0, file.size()) == Some(true);
+        self.resident.store(held, Relaxed);
+    }
+
+    /// Counts one point read of the file, checking residency again every `RECHECK_EVERY`.
+    fn count_read(&self, file: &dyn RandomAccessFile) {
+        let left = self.until_check.load(Relaxed);
+        if left > 1 {
+            self.until_check.store(left - 1, Relaxed);
+            return;
+        }
+        self.until_check.store(RECHECK_EVERY, Relaxed);
+        self.check(file);
+    }
+
+    /// Block `h`'s stored bytes in place, if this point read goes through the map. `h`
+    /// must have been checked against the file's bounds.
+    pub fn point_read(&self, file: &dyn RandomAccessFile, h: BlockHandle) -> MappedRead<'_> {
+        self.count_read(file);
+        if !self.resident.load(Relaxed) {
+            return MappedRead::Unmapped;
+        }
+        let range = usize::try_from(h.offset)
+            .ok()
+            .and_then(|start| Some(start..start.checked_add(h.len_with_trailer() as usize)?));
+        match range.and_then(|r| self.bytes.get(r)) {
+            Some(raw) => MappedRead::Raw(raw),
+            None => MappedRead::Unmapped,
+        }
+    }
+
+    /// Runs `read`, which reads a block through the map, and leaves the map until the next
+    /// check if it took long enough to have waited on the device.
+    pub fn timed<T>(&self, read: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let out = read();
+        if started.elapsed() > FAULTED_READ {
+            self.resident.store(false, Relaxed);
+        }
+        out
+    }
+
+    /// The bytes `start..start + len` of the file, sharing the map (no copy).
+    pub fn slice(&self, start: usize, len: usize) -> Bytes {
+        self.bytes.slice(start..start + len)
+    }
+
+    /// Whether a lookup should ask the block cache before the map.
+    pub fn cache_first(&self) -> bool {
+        self.raw_lead.load(Relaxed) < 0 || !self.resident.load(Relaxed)
+    }
+
+    /// Records how a data block read through the map was stored. Relaxed and unlocked: a
+    /// lost update only moves the lead by one less.
+    pub fn saw_block(&self, compressed: bool) {
+        let lead = self.raw_lead.load(Relaxed);
+        let next = if compressed { lead - 1 } else { lead + 1 };
+        if next.abs() <= CODEC_LEAD_LIMIT {
+            self.raw_lead.store(next, Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::error::Result;
+
+    /// A mapped file whose page cache residency the test sets.
+    struct File {
+        bytes: Bytes,
+        held: AtomicBool,
+    }
+
+    impl RandomAccessFile for File {
+        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+            let at = offset as usize;
+            buf.copy_from_slice(&self.bytes[at..at + buf.len()]);
+            Ok(())
+        }
+        fn is_cached(&self, _offset: u64, _len: u64) -> Option<bool> {
+            Some(self.held.load(Relaxed))
+        }
+        fn map_whole(&self) -> Option<Bytes> {
+            Some(self.bytes.clone())
+        }
+        fn size(&self) -> u64 {
+            self.bytes.len() as u64
+        }
+    }
+
+    fn file(held: bool) -> File {
+        File {
+            bytes: Bytes::from(vec![7u8; 1 << 16]),
+            held: AtomicBool::new(held),
+        }
+    }
+
+    fn mapped(m: &MappedFile, f: &File) -> bool {
+        matches!(
+            m.point_read(f, BlockHandle::new(4096, 100)),
+            MappedRead::Raw(_)
+        )
+    }
+
+    #[test]
+    fn the_map_is_read_only_while_the_page_cache_holds_the_file() {
+        let f = file(false);
+        let m = MappedFile::open(&f).expect("map");
+        assert!(!mapped(&m, &f), "a file not held was read through the map");
+        assert!(m.cache_first());
+        f.held.store(true, Relaxed);
+        // The next check, within RECHECK_EVERY reads, finds it held.
+        let reads = (0..RECHECK_EVERY).take_while(|_| !mapped(&m, &f)).count();
+        assert!(reads < RECHECK_EVERY as usize, "never read through the map");
+        assert!(mapped(&m, &f));
+        f.held.store(false, Relaxed);
+        let reads = (0..RECHECK_EVERY).take_while(|_| mapped(&m, &f)).count();
+        assert!(
+            reads < RECHECK_EVERY as usize,
+            "an evicted file stayed mapped"
+        );
+    }
+
+    #[test]
+    fn a_read_that_waited_on_the_device_leaves_the_map_until_the_next_check() {
+        let f = file(true);
+        let m = MappedFile::open(&f).expect("map");
+        assert!(mapped(&m, &f));
+        m.timed(|| std::thread::sleep(FAULTED_READ * 4));
+        assert!(!mapped(&m, &f), "a slow read kept the file mapped");
+        let reads = (0..RECHECK_EVERY).take_while(|_| !mapped(&m, &f)).count();
+        assert!(reads < RECHECK_EVERY as usize, "the file never came back");
+    }
+
+    #[test]
+    fn lookups_go_where_most_of_the_files_blocks_are() {
+        let f = file(true);
+        let m = MappedFile::open(&f).expect("map");
+        assert!(!m.cache_first());
+        // A few compressed blocks among stored ones keep the map first.
+        for i in 0..100 {
+            m.saw_block(i % 10 == 0);
+        }
+        assert!(!m.cache_first());
+        for _ in 0..(2 * CODEC_LEAD_LIMIT) {
+            m.saw_block(true);
+        }
+        assert!(
+            m.cache_first(),
+            "a compressed file still reads the map first"
+        );
+        // The lead is bounded: as many stored blocks as the limit turn it back.
+        for _ in 0..=CODEC_LEAD_LIMIT {
+            m.saw_block(false);
+        }
+        assert!(!m.cache_first());
+    }
+}
