@@ -137,7 +137,8 @@ pub fn markdown(records: &[Record], engines: &[String]) -> String {
         "\nLatency is per operation except: ¹ per call (a multi_get of --batch keys, or a \
          write of --write-batch entries; ops/s counts keys); ² per entry, averaged over chunks \
          of 1000. reads/op: table-file reads per operation \
-         (cellar: Stats.device_reads; rocksdb: block cache misses from its statistics).\n",
+         (cellar: Stats.device_reads + Stats.mapped_reads; rocksdb: block cache misses from \
+         its statistics).\n",
     );
     s
 }
