@@ -170,8 +170,30 @@ impl OpenFile {
         read
     }
 
-    /// Reads the missing `blocks` (ordinals and handles `ords`), one pread per run of blocks
-    /// that are adjacent in the file.
+    /// Block `h` decompressed from the file's map and kept under the cache's admission rule
+    /// for point reads, if the map is in use. `h` must be within the file.
+    fn mapped_miss(&self, h: BlockHandle) -> Result<Option<Arc<Block>>> {
+        let Some(data) = self.src.read_mapped(h)? else {
+            return Ok(None);
+        };
+        let block = Arc::new(Block::new(data, self.src.shared_path.clone(), h.offset)?);
+        self.src
+            .cache
+            .insert_point_read(self.src.file_number, h.offset, block.clone());
+        Ok(Some(block))
+    }
+
+    /// Data block `h` for a batch of point lookups (`multi_get`): read in place through the
+    /// map, else from the cache, else `None` (`fill_runs` reads it).
+    pub(super) fn batch_block(&self, h: BlockHandle) -> Result<Option<Arc<Block>>> {
+        if let Some(block) = self.block_in_place(h)? {
+            return Ok(Some(Arc::new(block)));
+        }
+        Ok(self.cached_block(h))
+    }
+
+    /// Reads the missing `blocks` (ordinals and handles `ords`): through the file's map while
+    /// it is in use, else one pread per run of blocks that are adjacent in the file.
     pub(super) fn fill_runs(
         &self,
         ords: &[(usize, BlockHandle)],
@@ -180,6 +202,12 @@ impl OpenFile {
         let mut j = 0;
         while j < ords.len() {
             if blocks[j].is_some() {
+                j += 1;
+                continue;
+            }
+            self.src.check_handle(ords[j].1)?;
+            if let Some(block) = self.mapped_miss(ords[j].1)? {
+                blocks[j] = Some(block);
                 j += 1;
                 continue;
             }

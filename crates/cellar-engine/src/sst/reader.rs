@@ -393,7 +393,7 @@ impl SstReader {
         ords.dedup_by_key(|o| o.0);
         let mut blocks = Vec::with_capacity(ords.len());
         for &(_, h) in &ords {
-            blocks.push(inner.cached_block(h));
+            blocks.push(inner.batch_block(h)?);
         }
         inner.fill_runs(&ords, &mut blocks)?;
         for b in blocks.iter().flatten() {

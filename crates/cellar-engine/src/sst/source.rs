@@ -145,9 +145,7 @@ impl Source {
     fn read_as(&self, h: BlockHandle, access: Access) -> Result<Vec<u8>> {
         self.check_handle(h)?;
         if access == Access::Point {
-            if let (Some(m), Some(raw)) = (&self.mapped, self.mapped_raw(h)) {
-                let data = m.timed(|| decode_block_slice(&self.path, h.offset, raw))?;
-                m.saw_block(data.len() != h.size as usize);
+            if let Some(data) = self.read_mapped(h)? {
                 return Ok(data);
             }
         }
@@ -166,6 +164,17 @@ impl Source {
             }
             MappedRead::Unmapped => None,
         }
+    }
+
+    /// Block `h` checked and decompressed from the file's map, if this point read goes
+    /// through it (`sst/mapped.rs`). `h` must be within the file.
+    pub(super) fn read_mapped(&self, h: BlockHandle) -> Result<Option<Vec<u8>>> {
+        let (Some(m), Some(raw)) = (&self.mapped, self.mapped_raw(h)) else {
+            return Ok(None);
+        };
+        let data = m.timed(|| decode_block_slice(&self.path, h.offset, raw))?;
+        m.saw_block(data.len() != h.size as usize);
+        Ok(Some(data))
     }
 
     pub fn read_block(&self, h: BlockHandle) -> Result<Block> {

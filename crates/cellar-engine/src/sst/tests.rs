@@ -402,6 +402,16 @@ fn every_corrupted_byte_is_detected_or_harmless() {
                     Err(e) => assert!(is_named_corruption(&e), "byte {i}: {e}"),
                 }
             }
+            let keys: Vec<&[u8]> = gets.iter().map(|(u, _)| u.as_slice()).collect();
+            let mut found = vec![None; keys.len()];
+            match r.multi_get(&keys, MAX_SEQ, &mut found) {
+                Ok(()) => {
+                    for ((_, want), got) in gets.iter().zip(&found) {
+                        assert_eq!(got, want, "byte {i}: wrong multi_get");
+                    }
+                }
+                Err(e) => assert!(is_named_corruption(&e), "byte {i}: {e}"),
+            }
             if let Err(e) = r.verify_checksums() {
                 assert!(is_named_corruption(&e), "byte {i}: {e}");
             }
