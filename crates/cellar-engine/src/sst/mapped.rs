@@ -17,9 +17,10 @@
 //! `RECHECK_EVERY` point reads of it: a page not held would be read by a page fault, which
 //! cannot report a device error (`SIGBUS`) and is not timed for the cold-start warm-up.
 //! Between two checks a page may be evicted (a dropped page cache evicts them all); its read
-//! is then a page fault, correct and slower, and a read through the map that took longer than
-//! `FAULTED_READ` is taken as one: the file's point reads go back to `pread` until the next
-//! check. The measurements: docs/design/mapped-reads.md.
+//! is then a page fault of that page alone (the map is advised `MADV_RANDOM`, as point reads'
+//! descriptor is `POSIX_FADV_RANDOM`), correct and slower, and a read through the map that took
+//! longer than `FAULTED_READ` is taken as one: the file's point reads go back to `pread` until
+//! the next check. The measurements: docs/design/mapped-reads.md.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -58,14 +59,6 @@ pub(crate) struct MappedFile {
     raw_lead: AtomicI32,
 }
 
-/// What a point read of a block finds through the map.
-pub(crate) enum MappedRead<'a> {
-    /// The file is not resident (or not mapped): read the block from the file.
-    Unmapped,
-    /// The block's stored bytes (payload and trailer), in place.
-    Raw(&'a [u8]),
-}
-
 impl MappedFile {
     /// Maps `file` if its Vfs can, and checks whether the page cache holds it.
     pub fn open(file: &dyn RandomAccessFile) -> Option<MappedFile> {
@@ -96,20 +89,17 @@ impl MappedFile {
         self.check(file);
     }
 
-    /// Block `h`'s stored bytes in place, if this point read goes through the map. `h`
-    /// must have been checked against the file's bounds.
-    pub fn point_read(&self, file: &dyn RandomAccessFile, h: BlockHandle) -> MappedRead<'_> {
+    /// Block `h`'s stored bytes (payload and trailer) in place, if this point read goes
+    /// through the map: `None` while the file is not resident. `h` must have been checked
+    /// against the file's bounds.
+    pub fn point_read(&self, file: &dyn RandomAccessFile, h: BlockHandle) -> Option<&[u8]> {
         self.count_read(file);
         if !self.resident.load(Relaxed) {
-            return MappedRead::Unmapped;
+            return None;
         }
-        let range = usize::try_from(h.offset)
-            .ok()
-            .and_then(|start| Some(start..start.checked_add(h.len_with_trailer() as usize)?));
-        match range.and_then(|r| self.bytes.get(r)) {
-            Some(raw) => MappedRead::Raw(raw),
-            None => MappedRead::Unmapped,
-        }
+        let start = usize::try_from(h.offset).ok()?;
+        let end = start.checked_add(usize::try_from(h.len_with_trailer()).ok()?)?;
+        self.bytes.get(start..end)
     }
 
     /// Runs `read`, which reads a block through the map, and leaves the map until the next
@@ -123,9 +113,9 @@ impl MappedFile {
         out
     }
 
-    /// The bytes `start..start + len` of the file, sharing the map (no copy).
-    pub fn slice(&self, start: usize, len: usize) -> Bytes {
-        self.bytes.slice(start..start + len)
+    /// `part`, a slice of what `point_read` returned, as bytes that share the map (no copy).
+    pub fn share(&self, part: &[u8]) -> Bytes {
+        self.bytes.slice_ref(part)
     }
 
     /// Whether a lookup should ask the block cache before the map.
@@ -182,10 +172,7 @@ mod tests {
     }
 
     fn mapped(m: &MappedFile, f: &File) -> bool {
-        matches!(
-            m.point_read(f, BlockHandle::new(4096, 100)),
-            MappedRead::Raw(_)
-        )
+        m.point_read(f, BlockHandle::new(4096, 100)).is_some()
     }
 
     #[test]

@@ -8,7 +8,9 @@ use crate::cache::MetadataBudget;
 use crate::error::Result;
 use crate::options::Compression;
 use crate::sst::block::Block;
-use crate::sst::format::{check_block, decode_block_slice, BlockHandle, Footer, Properties};
+use crate::sst::format::{
+    check_block, decode_block_slice, BlockHandle, Footer, Properties, BLOCK_TRAILER_LEN,
+};
 use crate::sst::meta::Meta;
 use crate::sst::readahead::{Readahead, Step};
 use crate::sst::source::{Access, Source};
@@ -78,13 +80,16 @@ impl OpenFile {
 
     /// Data block `h` for a point lookup. While the file's map is in use, a block stored
     /// uncompressed is read in place and not cached (`sst/mapped.rs`); otherwise from the
-    /// cache, else one read, which the cache keeps under its admission rule for point reads
-    /// (`cache/admission.rs`).
+    /// cache, else decompressed from the map or read, and kept by the cache under its
+    /// admission rule for point reads (`cache/admission.rs`).
     pub(super) fn point_block(&self, h: BlockHandle) -> Result<PointBlock> {
         if let Some(block) = self.block_in_place(h)? {
             return Ok(PointBlock::InPlace(block));
         }
         if let Some(b) = self.cached_block(h) {
+            return Ok(PointBlock::Shared(b));
+        }
+        if let Some(b) = self.mapped_miss(h)? {
             return Ok(PointBlock::Shared(b));
         }
         let block = Arc::new(self.src.read_block_as(h, Access::Point)?);
@@ -113,7 +118,7 @@ impl OpenFile {
         if compressed {
             return Ok(None);
         }
-        let payload = m.slice(h.offset as usize, h.size as usize);
+        let payload = m.share(&raw[..raw.len() - BLOCK_TRAILER_LEN]);
         Block::mapped(payload, self.src.shared_path.clone(), h.offset).map(Some)
     }
 
@@ -170,12 +175,15 @@ impl OpenFile {
         read
     }
 
-    /// Block `h` decompressed from the file's map and kept under the cache's admission rule
-    /// for point reads, if the map is in use. `h` must be within the file.
+    /// Block `h` checked and decompressed from the file's map and kept under the cache's
+    /// admission rule for point reads, if the map is in use (a block-cache miss).
     fn mapped_miss(&self, h: BlockHandle) -> Result<Option<Arc<Block>>> {
-        let Some(data) = self.src.read_mapped(h)? else {
+        self.src.check_handle(h)?;
+        let (Some(m), Some(raw)) = (&self.src.mapped, self.src.mapped_raw(h)) else {
             return Ok(None);
         };
+        let data = m.timed(|| decode_block_slice(&self.src.path, h.offset, raw))?;
+        m.saw_block(data.len() != h.size as usize);
         let block = Arc::new(Block::new(data, self.src.shared_path.clone(), h.offset)?);
         self.src
             .cache
@@ -205,7 +213,6 @@ impl OpenFile {
                 j += 1;
                 continue;
             }
-            self.src.check_handle(ords[j].1)?;
             if let Some(block) = self.mapped_miss(ords[j].1)? {
                 blocks[j] = Some(block);
                 j += 1;

@@ -12,8 +12,8 @@ use crate::cache::warm::WarmthHandle;
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::sst::block::Block;
-use crate::sst::format::{decode_block, decode_block_slice, BlockHandle, MAX_BLOCK_LEN};
-use crate::sst::mapped::{MappedFile, MappedRead};
+use crate::sst::format::{decode_block, BlockHandle, MAX_BLOCK_LEN};
+use crate::sst::mapped::MappedFile;
 use crate::stats::Counters;
 use crate::vfs::RandomAccessFile;
 
@@ -144,37 +144,16 @@ impl Source {
 
     fn read_as(&self, h: BlockHandle, access: Access) -> Result<Vec<u8>> {
         self.check_handle(h)?;
-        if access == Access::Point {
-            if let Some(data) = self.read_mapped(h)? {
-                return Ok(data);
-            }
-        }
         let raw = self.pread_as(h.offset, h.len_with_trailer(), access)?;
         decode_block(&self.path, h.offset, raw)
     }
 
-    /// Block `h`'s stored bytes in place, for a point read that goes through the file's map
-    /// (`sst/mapped.rs`), counted as a mapped read. `h` must be within the file.
+    /// Data block `h`'s stored bytes in place, for a point read that goes through the file's
+    /// map (`sst/mapped.rs`), counted as a mapped read. `h` must be within the file.
     pub(super) fn mapped_raw(&self, h: BlockHandle) -> Option<&[u8]> {
-        let m = self.mapped.as_ref()?;
-        match m.point_read(&*self.file, h) {
-            MappedRead::Raw(raw) => {
-                Counters::add(&self.counters.mapped_reads, 1);
-                Some(raw)
-            }
-            MappedRead::Unmapped => None,
-        }
-    }
-
-    /// Block `h` checked and decompressed from the file's map, if this point read goes
-    /// through it (`sst/mapped.rs`). `h` must be within the file.
-    pub(super) fn read_mapped(&self, h: BlockHandle) -> Result<Option<Vec<u8>>> {
-        let (Some(m), Some(raw)) = (&self.mapped, self.mapped_raw(h)) else {
-            return Ok(None);
-        };
-        let data = m.timed(|| decode_block_slice(&self.path, h.offset, raw))?;
-        m.saw_block(data.len() != h.size as usize);
-        Ok(Some(data))
+        let raw = self.mapped.as_ref()?.point_read(&*self.file, h)?;
+        Counters::add(&self.counters.mapped_reads, 1);
+        Some(raw)
     }
 
     pub fn read_block(&self, h: BlockHandle) -> Result<Block> {

@@ -267,6 +267,11 @@ impl RandomAccessFile for RealReadable {
         // never written or truncated once written (the database's lock keeps other
         // processes from writing them). A failed map is no view: reads use `pread`.
         let map = unsafe { memmap2::MmapOptions::new().len(len).map(&self.file) }.ok()?;
+        // A page the page cache no longer holds is read by a fault; without this advice the
+        // kernel reads a window around it, as it would ahead of a `pread` on a descriptor
+        // not advised random (see `RealReadable`). Only a hint: where refused, reads stay
+        // correct.
+        let _ = map.advise(memmap2::Advice::Random);
         Some(bytes::Bytes::from_owner(map))
     }
     fn size(&self) -> u64 {
