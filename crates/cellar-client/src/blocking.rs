@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tokio::runtime::Runtime;
 
 use crate::error::{ClientError, Result};
+use crate::mutator::cell;
 use crate::scan::{RowStream, Scan};
 use crate::types::{
     Delete, Durability, HqlOutput, LoadOptions, LoadStats, Mutation, Put, ReadOptions, RowResult,
@@ -223,12 +224,35 @@ impl BufferedMutator {
         self
     }
 
+    // A mutation that leaves the buffer short of full only appends bytes, without
+    // entering the runtime.
     pub fn put(&mut self, put: Put) -> Result<()> {
-        self.runtime.block_on(self.inner.put(put))
+        self.mutate(Mutation::Put(put))
+    }
+
+    /// See [`crate::BufferedMutator::put_cell`].
+    pub fn put_cell(
+        &mut self,
+        row: &[u8],
+        family: &str,
+        qualifier: &[u8],
+        value: &[u8],
+    ) -> Result<()> {
+        if self.inner.buffer(cell(row, family, qualifier, value)) {
+            self.runtime.block_on(self.inner.send_full())?;
+        }
+        Ok(())
     }
 
     pub fn delete(&mut self, delete: Delete) -> Result<()> {
-        self.runtime.block_on(self.inner.delete(delete))
+        self.mutate(Mutation::Delete(delete))
+    }
+
+    pub fn mutate(&mut self, m: Mutation) -> Result<()> {
+        if self.inner.buffer(m.as_wire()) {
+            self.runtime.block_on(self.inner.send_full())?;
+        }
+        Ok(())
     }
 
     pub fn flush(&mut self) -> Result<()> {

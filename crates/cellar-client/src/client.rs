@@ -26,6 +26,9 @@ const LOAD_CHUNK_BYTES: usize = 1 << 20;
 
 type Stub = CellarClient<InterceptedService<Channel, TokenInterceptor>>;
 
+/// The channel for calls made without the generated stub (`BufferedMutator`'s `Mutate`).
+pub(crate) type RawGrpc = tonic::client::Grpc<InterceptedService<Channel, TokenInterceptor>>;
+
 /// Adds `authorization: Bearer TOKEN` to every request.
 #[derive(Clone)]
 pub struct TokenInterceptor(Option<MetadataValue<Ascii>>);
@@ -146,11 +149,18 @@ impl ClientBuilder {
             ),
             None => None,
         };
+        let raw = tonic::client::Grpc::new(InterceptedService::new(
+            channel.clone(),
+            TokenInterceptor(token.clone()),
+        ))
+        .max_decoding_message_size(self.max_message_bytes)
+        .max_encoding_message_size(self.max_message_bytes);
         let stub = CellarClient::with_interceptor(channel, TokenInterceptor(token))
             .max_decoding_message_size(self.max_message_bytes)
             .max_encoding_message_size(self.max_message_bytes);
         Ok(Client {
             stub,
+            raw,
             max_retries: self.max_retries,
             retry_backoff: self.retry_backoff,
         })
@@ -161,6 +171,7 @@ impl ClientBuilder {
 #[derive(Clone)]
 pub struct Client {
     stub: Stub,
+    raw: RawGrpc,
     max_retries: u32,
     retry_backoff: Duration,
 }
@@ -196,6 +207,10 @@ impl Client {
 
     pub(crate) fn stub(&self) -> Stub {
         self.stub.clone()
+    }
+
+    pub(crate) fn raw(&self) -> RawGrpc {
+        self.raw.clone()
     }
 
     /// Runs an idempotent call, retrying it after UNAVAILABLE with exponential backoff.

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use cellar_proto::v1 as pb;
+use cellar_proto::wire::{DeleteRef, MutationRef, PutRef};
 
 /// How a write is made durable before the server answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -138,6 +139,25 @@ impl From<Delete> for Mutation {
 }
 
 impl Mutation {
+    /// The mutation as the request encoder reads it.
+    pub(crate) fn as_wire(&self) -> MutationRef<'_> {
+        match self {
+            Mutation::Put(p) => MutationRef::Put(PutRef {
+                row: &p.row,
+                family: &p.family,
+                qualifier: &p.qualifier,
+                timestamp: p.timestamp,
+                value: &p.value,
+            }),
+            Mutation::Delete(d) => MutationRef::Delete(DeleteRef {
+                row: &d.row,
+                family: d.family.as_deref().unwrap_or_default(),
+                qualifier: d.qualifier.as_deref(),
+                timestamp: d.timestamp,
+            }),
+        }
+    }
+
     pub(crate) fn into_proto(self) -> pb::Mutation {
         let kind = match self {
             Mutation::Put(p) => pb::mutation::Kind::Put(pb::Put {
@@ -155,21 +175,6 @@ impl Mutation {
             }),
         };
         pb::Mutation { kind: Some(kind) }
-    }
-
-    /// About what the mutation costs in a request, for write buffers.
-    pub fn approx_bytes(&self) -> usize {
-        match self {
-            Mutation::Put(p) => {
-                p.row.len() + p.family.len() + p.qualifier.len() + p.value.len() + 24
-            }
-            Mutation::Delete(d) => {
-                d.row.len()
-                    + d.family.as_ref().map_or(0, String::len)
-                    + d.qualifier.as_ref().map_or(0, Vec::len)
-                    + 24
-            }
-        }
     }
 }
 

@@ -257,6 +257,86 @@ async fn buffered_mutator_flushes_by_size_and_on_flush() {
     server.stop().await;
 }
 
+/// Every kind of mutation through a small buffer (many batches) leaves what `mutate` of
+/// the same mutations leaves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buffered_mutator_writes_every_kind_of_mutation_as_mutate_does() {
+    let server = common::start().await;
+    let client = server.client().await;
+    common::create_table(&client, "by_mutate").await;
+    common::create_table(&client, "buffered").await;
+    let mut ops: Vec<cellar_client::Mutation> = Vec::new();
+    for i in 0..300 {
+        let row = common::row_key(i % 60);
+        ops.push(match i % 6 {
+            0 | 1 => Put::new(row, "f", format!("q{}", i % 3), format!("v{i}")).into(),
+            2 => Put::new(row, "g", "", vec![0u8; i % 7])
+                .at(1000 + i as u64)
+                .into(),
+            3 => Delete::column(row, "f", "q1").into(),
+            4 => Delete::version(row, "g", "", 1000 + i as u64 - 2).into(),
+            _ => Delete::row(common::row_key((i * 7) % 60)).into(),
+        });
+    }
+    client
+        .mutate("by_mutate", ops.clone(), Durability::Buffered)
+        .await
+        .expect("mutate");
+    let mut m = client.buffered_mutator("buffered").with_buffer_bytes(256);
+    for (i, op) in ops.into_iter().enumerate() {
+        match op {
+            // A put of the server's timestamp also goes in as borrowed bytes.
+            cellar_client::Mutation::Put(p) if p.timestamp.is_none() && i % 2 == 0 => m
+                .put_cell(&p.row, &p.family, &p.qualifier, &p.value)
+                .await
+                .expect("put_cell"),
+            op => m.mutate(op).await.expect("mutate"),
+        }
+    }
+    m.put_cell(b"zz", "f", b"q", b"value")
+        .await
+        .expect("put_cell");
+    m.flush().await.expect("flush");
+    let zz = client
+        .get("buffered", "zz")
+        .await
+        .expect("get")
+        .expect("zz");
+    assert_eq!(zz.value("f", b"q"), Some(&b"value"[..]));
+    let read = |table: &'static str| {
+        let client = client.clone();
+        async move {
+            let rows = client
+                .scan(table, &cellar_client::Scan::new())
+                .await
+                .expect("scan")
+                .collect_rows()
+                .await
+                .expect("rows");
+            // Server timestamps differ between the tables: compare everything else.
+            rows.into_iter()
+                .map(|r| {
+                    let cells: Vec<_> = r
+                        .cells
+                        .into_iter()
+                        .map(|c| {
+                            let ts = (c.family == "g").then_some(c.timestamp);
+                            (c.family, c.qualifier, ts, c.value)
+                        })
+                        .collect();
+                    (r.row, cells)
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    let expected = read("by_mutate").await;
+    assert!(!expected.is_empty());
+    let mut got = read("buffered").await;
+    assert_eq!(got.pop().map(|(row, _)| row), Some(b"zz".to_vec()));
+    assert_eq!(got, expected);
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn buffered_mutator_reports_a_background_batch_failure_at_the_next_send_or_flush() {
     let server = common::start().await;

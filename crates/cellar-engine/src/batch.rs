@@ -76,6 +76,13 @@ impl WriteBatch {
         }
     }
 
+    /// An empty batch with room for `bytes` of encoded operations.
+    pub fn with_capacity(bytes: usize) -> Self {
+        let mut b = WriteBatch::new();
+        b.rep.reserve(bytes);
+        b
+    }
+
     fn note_keyspace(&mut self, ks: &Keyspace) {
         if !self.keyspace_ids.contains(&ks.id) {
             self.keyspace_ids.push(ks.id);

@@ -36,7 +36,7 @@ pub mod timestamp;
 mod writer;
 
 pub use error::{Result, TableError};
-pub use mutate::Mutation;
+pub use mutate::{Mutation, MutationBatch};
 pub use scan::{CellRef, ColumnSelector, RowSelection, ScanSpec, Scanner, TimeRange};
 pub use schema::{FamilyCompression, FamilyOptions, FamilySchema, TableSchema};
 pub use store::CellStore;

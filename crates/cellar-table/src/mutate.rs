@@ -36,13 +36,93 @@ pub enum Mutation {
     },
 }
 
+/// A batch of puts and deletes on one table, written by [`MutationBatch::write`] as one
+/// atomic engine write. Each call checks its mutation (family, key and value sizes,
+/// timestamp) before adding it: a refused one adds nothing, and the caller may drop the
+/// batch unwritten. This is what [`Table::mutate`] and the server's `Mutate` build, the
+/// server straight from a request's bytes (no owned [`Mutation`] per put).
+pub struct MutationBatch<'t> {
+    table: &'t Table,
+    batch: WriteBatch,
+    put_timestamps: Vec<u64>,
+    /// Scratch space for a put's cell key.
+    key: Vec<u8>,
+}
+
+impl MutationBatch<'_> {
+    /// Adds a put; returns its timestamp (`ts`, or the oracle's next one).
+    pub fn put(
+        &mut self,
+        row: &[u8],
+        family: &str,
+        qualifier: &[u8],
+        ts: Option<u64>,
+        value: &[u8],
+    ) -> Result<u64> {
+        let b = &mut self.batch;
+        let ts = self
+            .table
+            .add_put(b, &mut self.key, row, family, qualifier, ts, value)?;
+        self.put_timestamps.push(ts);
+        Ok(ts)
+    }
+
+    /// Every cell of the row, in every family.
+    pub fn delete_row(&mut self, row: &[u8]) -> Result<()> {
+        self.table.add_delete_row(&mut self.batch, row)
+    }
+
+    /// Every cell of the row in one family.
+    pub fn delete_family(&mut self, row: &[u8], family: &str) -> Result<()> {
+        self.table.add_delete_family(&mut self.batch, row, family)
+    }
+
+    /// Every version of one column.
+    pub fn delete_column(&mut self, row: &[u8], family: &str, qualifier: &[u8]) -> Result<()> {
+        self.table
+            .add_delete_column(&mut self.batch, row, family, qualifier)
+    }
+
+    /// One version of one column.
+    pub fn delete_version(
+        &mut self,
+        row: &[u8],
+        family: &str,
+        qualifier: &[u8],
+        ts: u64,
+    ) -> Result<()> {
+        self.table
+            .add_delete_version(&mut self.batch, row, family, qualifier, ts)
+    }
+
+    /// Writes everything added as one atomic write; returns the puts' timestamps in order.
+    pub fn write(self, durability: Durability) -> Result<Vec<u64>> {
+        if !self.batch.is_empty() {
+            self.table
+                .db()
+                .write(self.batch, &WriteOptions::new(durability))
+                .map_err(|e| self.table.map_engine_error(e))?;
+        }
+        Ok(self.put_timestamps)
+    }
+}
+
 impl Table {
+    /// An empty [`MutationBatch`] with room for about `bytes` of encoded mutations.
+    pub fn mutation_batch(&self, bytes: usize) -> MutationBatch<'_> {
+        MutationBatch {
+            table: self,
+            batch: WriteBatch::with_capacity(bytes),
+            put_timestamps: Vec::new(),
+            key: Vec::new(),
+        }
+    }
+
     /// Applies `mutations` in order as one atomic write and returns the puts' timestamps,
     /// in order. Every mutation is checked first (families, key and value sizes,
     /// timestamps): one bad mutation writes nothing.
     pub fn mutate(&self, mutations: &[Mutation], durability: Durability) -> Result<Vec<u64>> {
-        let mut batch = WriteBatch::new();
-        let mut put_timestamps = Vec::new();
+        let mut batch = self.mutation_batch(0);
         for m in mutations {
             match m {
                 Mutation::Put {
@@ -51,34 +131,23 @@ impl Table {
                     qualifier,
                     ts,
                     value,
-                } => {
-                    let ts = self.add_put(&mut batch, row, family, qualifier, *ts, value)?;
-                    put_timestamps.push(ts);
-                }
-                Mutation::DeleteRow { row } => self.add_delete_row(&mut batch, row)?,
-                Mutation::DeleteFamily { row, family } => {
-                    self.add_delete_family(&mut batch, row, family)?
-                }
+                } => batch.put(row, family, qualifier, *ts, value).map(drop)?,
+                Mutation::DeleteRow { row } => batch.delete_row(row)?,
+                Mutation::DeleteFamily { row, family } => batch.delete_family(row, family)?,
                 Mutation::DeleteColumn {
                     row,
                     family,
                     qualifier,
-                } => self.add_delete_column(&mut batch, row, family, qualifier)?,
+                } => batch.delete_column(row, family, qualifier)?,
                 Mutation::DeleteVersion {
                     row,
                     family,
                     qualifier,
                     ts,
-                } => self.add_delete_version(&mut batch, row, family, qualifier, *ts)?,
+                } => batch.delete_version(row, family, qualifier, *ts)?,
             }
         }
-        if batch.is_empty() {
-            return Ok(put_timestamps);
-        }
-        self.db()
-            .write(batch, &WriteOptions::new(durability))
-            .map_err(|e| self.map_engine_error(e))?;
-        Ok(put_timestamps)
+        batch.write(durability)
     }
 }
 

@@ -144,7 +144,8 @@ impl Table {
         durability: Durability,
     ) -> Result<u64> {
         let mut batch = WriteBatch::new();
-        let ts = self.add_put(&mut batch, row, family, qualifier, ts, value)?;
+        let mut key = Vec::new();
+        let ts = self.add_put(&mut batch, &mut key, row, family, qualifier, ts, value)?;
         self.write(batch, durability)?;
         Ok(ts)
     }
@@ -218,19 +219,7 @@ impl Table {
         value: &[u8],
     ) -> Result<()> {
         self.family(family)?;
-        check_key_size(row, qualifier)?;
-        if value.len() > MAX_VALUE_LEN {
-            return Err(TableError::InvalidArgument(format!(
-                "value of {} bytes exceeds the limit of {MAX_VALUE_LEN} bytes",
-                value.len()
-            )));
-        }
-        if let Some(t) = ts.filter(|&t| t > MAX_TIMESTAMP) {
-            return Err(TableError::InvalidArgument(format!(
-                "timestamp {t} is reserved; timestamps must be at most {MAX_TIMESTAMP}"
-            )));
-        }
-        Ok(())
+        check_put_sizes(row, qualifier, ts, value)
     }
 
     /// Whether a delete of `row` (`family` `None`), of a family of it, or of one column
@@ -242,21 +231,24 @@ impl Table {
         check_key_size(row, qualifier)
     }
 
+    /// Adds a put to `batch`; `key` is scratch space for its cell key.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn add_put(
         &self,
         batch: &mut WriteBatch,
+        key: &mut Vec<u8>,
         row: &[u8],
         family: &str,
         qualifier: &[u8],
         ts: Option<u64>,
         value: &[u8],
     ) -> Result<u64> {
-        self.check_put(row, family, qualifier, ts, value)?;
         let f = self.family(family)?;
+        check_put_sizes(row, qualifier, ts, value)?;
         let ts = ts.unwrap_or_else(next_timestamp);
-        let mut key = Vec::new();
-        encode_cell_key(row, qualifier, ts, &mut key);
-        batch.put(&f.keyspace, &key, value);
+        key.clear();
+        encode_cell_key(row, qualifier, ts, key);
+        batch.put(&f.keyspace, key, value);
         Ok(ts)
     }
 
@@ -328,6 +320,23 @@ impl Table {
         batch.delete(&f.keyspace, &key);
         Ok(())
     }
+}
+
+/// The limits a put must meet besides its family existing.
+fn check_put_sizes(row: &[u8], qualifier: &[u8], ts: Option<u64>, value: &[u8]) -> Result<()> {
+    check_key_size(row, qualifier)?;
+    if value.len() > MAX_VALUE_LEN {
+        return Err(TableError::InvalidArgument(format!(
+            "value of {} bytes exceeds the limit of {MAX_VALUE_LEN} bytes",
+            value.len()
+        )));
+    }
+    if let Some(t) = ts.filter(|&t| t > MAX_TIMESTAMP) {
+        return Err(TableError::InvalidArgument(format!(
+            "timestamp {t} is reserved; timestamps must be at most {MAX_TIMESTAMP}"
+        )));
+    }
+    Ok(())
 }
 
 /// Rejects a row and qualifier whose cell key the engine would refuse.

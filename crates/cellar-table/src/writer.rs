@@ -40,6 +40,8 @@ impl Default for WriterOptions {
 pub struct TableWriter {
     table: Table,
     batch: WriteBatch,
+    /// Scratch space for a put's cell key.
+    key: Vec<u8>,
     options: WriterOptions,
 }
 
@@ -48,6 +50,7 @@ impl TableWriter {
         TableWriter {
             table,
             batch: WriteBatch::new(),
+            key: Vec::new(),
             options,
         }
     }
@@ -61,9 +64,15 @@ impl TableWriter {
         ts: Option<u64>,
         value: &[u8],
     ) -> Result<u64> {
-        let ts = self
-            .table
-            .add_put(&mut self.batch, row, family, qualifier, ts, value)?;
+        let ts = self.table.add_put(
+            &mut self.batch,
+            &mut self.key,
+            row,
+            family,
+            qualifier,
+            ts,
+            value,
+        )?;
         self.flush_if_full()?;
         Ok(ts)
     }

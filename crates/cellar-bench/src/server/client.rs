@@ -7,7 +7,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use cellar_client::blocking::{BufferedMutator, Client};
-use cellar_client::Put;
 
 use crate::elliptics::openloop::{self, Plan};
 use crate::error::{BenchError, Result};
@@ -76,9 +75,9 @@ fn write_slice(m: &mut BufferedMutator, input: &Path, first: u64, n: u64) -> Res
     while let Some(row) = rows.next_row().map_err(|e| BenchError::io(input, e))? {
         row.key(&mut key);
         row.value(&mut value);
-        let put = Put::new(key.clone(), FAMILY, QUALIFIER, value.clone());
         let t0 = Instant::now();
-        m.put(put).map_err(|e| err("put", e))?;
+        m.put_cell(&key, FAMILY, QUALIFIER, &value)
+            .map_err(|e| err("put", e))?;
         lat.record(t0.elapsed());
     }
     // The last partial buffer is part of the import (as HBase's flush() before close).

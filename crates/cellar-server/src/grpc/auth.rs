@@ -1,7 +1,8 @@
 //! What every gRPC request passes before its handler: the server is not shutting down,
 //! and it carries the bearer token when `--token-file` is set. A [`Guard`] wraps the
 //! generated service, so the check covers every method, present and future; it also turns
-//! tonic's answer to an oversized request into `RESOURCE_EXHAUSTED` naming the flag.
+//! tonic's answer to an oversized request into `RESOURCE_EXHAUSTED` naming the flag, and
+//! hands `Mutate` to [`super::mutate`], which reads the request's bytes itself.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -49,7 +50,11 @@ where
         if let Err(status) = admit(&self.state, req.headers()) {
             return Box::pin(std::future::ready(Ok(status.into_http())));
         }
-        let call = self.inner.call(req);
+        let call: Self::Future = if req.uri().path() == super::mutate::PATH {
+            super::mutate::serve(Arc::clone(&self.state), req)
+        } else {
+            Box::pin(self.inner.call(req))
+        };
         let state = Arc::clone(&self.state);
         Box::pin(async move {
             let mut response = call.await?;

@@ -8,8 +8,8 @@ use std::time::Duration;
 use cellar_engine::Durability;
 use cellar_proto::v1 as pb;
 use cellar_table::{
-    Cell, ColumnSelector, FamilyCompression, FamilyOptions, Mutation, RowSelection, TableError,
-    TableSchema, TimeRange,
+    Cell, ColumnSelector, FamilyCompression, FamilyOptions, RowSelection, TableError, TableSchema,
+    TimeRange,
 };
 use tonic::Status;
 
@@ -151,54 +151,6 @@ pub fn schema_from_proto(s: pb::TableSchema) -> Result<TableSchema, Status> {
         schema = schema.family(f.name, options);
     }
     Ok(schema)
-}
-
-pub fn mutation_from_proto(m: pb::Mutation, index: usize) -> Result<Mutation, Status> {
-    match m.kind {
-        Some(pb::mutation::Kind::Put(p)) => {
-            if p.family.is_empty() {
-                return Err(invalid(format!("mutation {index}: a put needs a family")));
-            }
-            Ok(Mutation::Put {
-                row: p.row,
-                family: p.family,
-                qualifier: p.qualifier,
-                ts: p.timestamp,
-                value: p.value,
-            })
-        }
-        Some(pb::mutation::Kind::Delete(d)) => delete_from_proto(d, index),
-        None => Err(invalid(format!(
-            "mutation {index} is neither a put nor a delete"
-        ))),
-    }
-}
-
-fn delete_from_proto(d: pb::Delete, index: usize) -> Result<Mutation, Status> {
-    match (d.family.is_empty(), d.qualifier, d.timestamp) {
-        (true, None, None) => Ok(Mutation::DeleteRow { row: d.row }),
-        (true, _, _) => Err(invalid(format!(
-            "mutation {index}: a delete with a qualifier or timestamp needs a family"
-        ))),
-        (false, None, None) => Ok(Mutation::DeleteFamily {
-            row: d.row,
-            family: d.family,
-        }),
-        (false, None, Some(_)) => Err(invalid(format!(
-            "mutation {index}: a delete with a timestamp needs a qualifier (it deletes one version of one column)"
-        ))),
-        (false, Some(qualifier), None) => Ok(Mutation::DeleteColumn {
-            row: d.row,
-            family: d.family,
-            qualifier,
-        }),
-        (false, Some(qualifier), Some(ts)) => Ok(Mutation::DeleteVersion {
-            row: d.row,
-            family: d.family,
-            qualifier,
-            ts,
-        }),
-    }
 }
 
 pub fn columns(cols: Vec<pb::Column>) -> Result<Vec<ColumnSelector>, Status> {

@@ -1,6 +1,7 @@
 //! The gRPC listener: Cellar's own API (`proto/cellar/v1/cellar.proto`) on tonic.
 //!
 //! - [`service`]: the `Cellar` methods; [`convert`]: proto <-> table layer and error codes;
+//!   [`mutate`]: `Mutate`, read from the request's bytes in place;
 //!   [`scan`], [`hql`], [`load`]: the streaming methods; [`auth`]: the token and shutdown
 //!   check every request passes, and the RESOURCE_EXHAUSTED answer to oversized requests.
 //! - [`incoming`]: connections admitted against `--max-connections`.
@@ -13,6 +14,7 @@ pub mod convert;
 pub mod hql;
 pub mod incoming;
 pub mod load;
+pub mod mutate;
 pub mod scan;
 pub mod service;
 

@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use cellar_proto::v1 as pb;
 use cellar_proto::v1::cellar_server::Cellar;
+use cellar_proto::wire;
 use cellar_table::{ColumnSelector, ScanSpec, Table, TableError};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::convert::{self, ApiError};
-use super::{hql, load, scan};
+use super::{hql, load, mutate, scan};
 use crate::metrics::Protocol;
 use crate::rows::Row;
 use crate::state::ServerState;
@@ -119,17 +120,9 @@ impl Cellar for CellarService {
         req: Request<pb::MutateRequest>,
     ) -> Result<Response<pb::MutateResponse>, Status> {
         self.unary("Mutate", req, |state, req| {
-            convert::require_table(&req.table)?;
-            let durability = convert::durability(req.durability, state)?;
-            let mutations = req
-                .mutations
-                .into_iter()
-                .enumerate()
-                .map(|(i, m)| convert::mutation_from_proto(m, i))
-                .collect::<Result<Vec<_>, _>>()?;
-            let table = state.table(&req.table)?;
-            let put_timestamps = table.mutate(&mutations, durability)?;
-            Ok(pb::MutateResponse { put_timestamps })
+            let mutations = req.mutations.iter().map(|m| Ok(wire::mutation_ref(m)));
+            let bytes = req.encoded_len();
+            mutate::apply(state, &req.table, req.durability, bytes, mutations)
         })
         .await
     }
