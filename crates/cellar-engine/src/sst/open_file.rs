@@ -104,15 +104,22 @@ impl OpenFile {
     /// counts toward turning the file's lookups to the block cache first
     /// (`MappedFile::saw_block`).
     fn block_in_place(&self, h: BlockHandle) -> Result<Option<Block>> {
-        let Some(m) = self.src.mapped.as_ref().filter(|m| !m.cache_first()) else {
+        let Some(m) = self.src.mapped.as_ref() else {
             return Ok(None);
         };
+        // Every lookup's data block read passes here first: the count that rechecks residency.
+        m.note_read(&*self.src.file);
+        if m.cache_first() {
+            return Ok(None);
+        }
         self.src.check_handle(h)?;
         let Some(raw) = self.src.mapped_raw(h) else {
             return Ok(None);
         };
         // The checksum reads every byte of the block: a page fault, if any, is taken here.
-        let codec = m.timed(|| check_block(&self.src.path, h.offset, raw))?;
+        let codec = m.timed(&*self.src.file, || {
+            check_block(&self.src.path, h.offset, raw)
+        })?;
         let compressed = codec != Compression::None;
         m.saw_block(compressed);
         if compressed {
@@ -182,7 +189,9 @@ impl OpenFile {
         let (Some(m), Some(raw)) = (&self.src.mapped, self.src.mapped_raw(h)) else {
             return Ok(None);
         };
-        let data = m.timed(|| decode_block_slice(&self.src.path, h.offset, raw))?;
+        let data = m.timed(&*self.src.file, || {
+            decode_block_slice(&self.src.path, h.offset, raw)
+        })?;
         m.saw_block(data.len() != h.size as usize);
         let block = Arc::new(Block::new(data, self.src.shared_path.clone(), h.offset)?);
         self.src
