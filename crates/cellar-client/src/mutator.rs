@@ -29,6 +29,9 @@ use crate::types::{Delete, Durability, Mutation, Put};
 /// Default buffer: 12 MiB, as HBase's `hbase.client.write.buffer` in the seed.
 pub const DEFAULT_BUFFER_BYTES: usize = 12 << 20;
 
+/// The most a buffer reserves up front.
+const MAX_RESERVE_BYTES: usize = 64 << 20;
+
 /// Buffers mutations of one table.
 ///
 /// Call [`BufferedMutator::flush`] before dropping it: an async drop cannot send, so
@@ -120,8 +123,10 @@ impl BufferedMutator {
         if self.pending.capacity() == 0 {
             let spare = self.spare.lock().ok().and_then(|mut s| s.take());
             self.pending = spare.unwrap_or_default();
-            // A full buffer overshoots by at most one mutation.
-            self.pending.reserve(self.buffer_bytes + m.entry_len());
+            // A full buffer overshoots by at most one mutation; a very large buffer grows as
+            // it fills instead of reserving it all.
+            let room = self.buffer_bytes.min(MAX_RESERVE_BYTES);
+            self.pending.reserve(room.saturating_add(m.entry_len()));
         }
         m.encode_entry(&mut self.pending);
         self.pending_count += 1;

@@ -257,6 +257,21 @@ async fn buffered_mutator_flushes_by_size_and_on_flush() {
     server.stop().await;
 }
 
+/// A buffer size far beyond memory is a limit, not an allocation: a put is buffered and
+/// `flush` sends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_buffer_size_is_not_reserved_up_front() {
+    let server = common::start().await;
+    let client = server.client().await;
+    common::create_table(&client, "t").await;
+    let mut m = client.buffered_mutator("t").with_buffer_bytes(1 << 40);
+    m.put(Put::new("r", "f", "q", "v")).await.expect("put");
+    assert_eq!(m.buffered_mutations(), 1);
+    m.flush().await.expect("flush");
+    assert!(client.get("t", "r").await.expect("get").is_some());
+    server.stop().await;
+}
+
 /// Every kind of mutation through a small buffer (many batches) leaves what `mutate` of
 /// the same mutations leaves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
