@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use cellar_proto::wire::MutationRef;
 use tokio::runtime::Runtime;
 
 use crate::error::{ClientError, Result};
@@ -238,10 +239,7 @@ impl BufferedMutator {
         qualifier: &[u8],
         value: &[u8],
     ) -> Result<()> {
-        if self.inner.buffer(cell(row, family, qualifier, value)) {
-            self.runtime.block_on(self.inner.send_full())?;
-        }
-        Ok(())
+        self.push(cell(row, family, qualifier, value))
     }
 
     pub fn delete(&mut self, delete: Delete) -> Result<()> {
@@ -249,7 +247,11 @@ impl BufferedMutator {
     }
 
     pub fn mutate(&mut self, m: Mutation) -> Result<()> {
-        if self.inner.buffer(m.as_wire()) {
+        self.push(m.as_wire())
+    }
+
+    fn push(&mut self, m: MutationRef<'_>) -> Result<()> {
+        if self.inner.buffer(m) {
             self.runtime.block_on(self.inner.send_full())?;
         }
         Ok(())

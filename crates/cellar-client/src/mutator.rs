@@ -99,10 +99,7 @@ impl BufferedMutator {
         qualifier: &[u8],
         value: &[u8],
     ) -> Result<()> {
-        if self.buffer(cell(row, family, qualifier, value)) {
-            self.send_full().await?;
-        }
-        Ok(())
+        self.push(cell(row, family, qualifier, value)).await
     }
 
     pub async fn delete(&mut self, delete: Delete) -> Result<()> {
@@ -112,7 +109,11 @@ impl BufferedMutator {
     /// Buffers a mutation; when the buffer is full, waits for the batch in flight (if
     /// any) and sends this one in the background.
     pub async fn mutate(&mut self, m: Mutation) -> Result<()> {
-        if self.buffer(m.as_wire()) {
+        self.push(m.as_wire()).await
+    }
+
+    async fn push(&mut self, m: MutationRef<'_>) -> Result<()> {
+        if self.buffer(m) {
             self.send_full().await?;
         }
         Ok(())

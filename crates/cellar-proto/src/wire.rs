@@ -69,7 +69,7 @@ pub struct DeleteRef<'a> {
     pub timestamp: Option<u64>,
 }
 
-/// A `cellar.v1.Mutation`; `None` is one with neither kind set.
+/// A `cellar.v1.Mutation` with its kind set (`Option::None` where a decoder finds neither).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MutationRef<'a> {
     Put(PutRef<'a>),
@@ -347,40 +347,42 @@ impl<'a> Iterator for Mutations<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         // `parse` checked the request's framing, so errors here are inside a mutation.
-        loop {
-            let (tag, wire) = match self.fields.next()? {
-                Ok(k) => k,
+        let entry = loop {
+            match self.next_entry()? {
+                Ok(Some(entry)) => break entry,
+                Ok(None) => continue,
                 Err(what) => {
                     return Some(Err(WireError {
                         mutation: None,
                         what,
                     }))
                 }
-            };
-            let entry = if tag == tag::REQUEST_MUTATIONS && wire == WireType::LengthDelimited {
-                self.fields.bytes()
-            } else {
-                self.fields.skip(wire).map(|()| &[][..])
-            };
-            let entry = match entry {
-                Ok(e) => e,
-                Err(what) => {
-                    return Some(Err(WireError {
-                        mutation: None,
-                        what,
-                    }))
-                }
-            };
-            if tag != tag::REQUEST_MUTATIONS {
-                continue;
             }
-            let index = self.index;
-            self.index += 1;
-            return Some(mutation(entry).map_err(|what| WireError {
-                mutation: Some(index),
-                what,
-            }));
-        }
+        };
+        let index = self.index;
+        self.index += 1;
+        Some(mutation(entry).map_err(|what| WireError {
+            mutation: Some(index),
+            what,
+        }))
+    }
+}
+
+impl<'a> Mutations<'a> {
+    /// The next top-level field: a `mutations` entry's bytes, or `None` for another field
+    /// (skipped).
+    fn next_entry(&mut self) -> Option<Result<Option<&'a [u8]>>> {
+        let (tag, wire) = match self.fields.next()? {
+            Ok(key) => key,
+            Err(what) => return Some(Err(what)),
+        };
+        Some(
+            if tag == tag::REQUEST_MUTATIONS && wire == WireType::LengthDelimited {
+                self.fields.bytes().map(Some)
+            } else {
+                self.fields.skip(wire).map(|()| None)
+            },
+        )
     }
 }
 
@@ -472,26 +474,6 @@ fn delete(buf: &[u8]) -> Result<DeleteRef<'_>> {
         }
     }
     Ok(d)
-}
-
-/// The borrowed form of a generated `Mutation` (`None`: neither kind set).
-pub fn mutation_ref(m: &crate::v1::Mutation) -> Option<MutationRef<'_>> {
-    use crate::v1::mutation::Kind;
-    Some(match m.kind.as_ref()? {
-        Kind::Put(p) => MutationRef::Put(PutRef {
-            row: &p.row,
-            family: &p.family,
-            qualifier: &p.qualifier,
-            timestamp: p.timestamp,
-            value: &p.value,
-        }),
-        Kind::Delete(d) => MutationRef::Delete(DeleteRef {
-            row: &d.row,
-            family: &d.family,
-            qualifier: d.qualifier.as_deref(),
-            timestamp: d.timestamp,
-        }),
-    })
 }
 
 #[cfg(test)]

@@ -86,6 +86,26 @@ fn read(buf: &[u8]) -> std::result::Result<pb::MutateRequest, WireError> {
     Ok(out)
 }
 
+/// The borrowed form of a generated `Mutation` (`None`: neither kind set).
+fn mutation_ref(m: &pb::Mutation) -> Option<MutationRef<'_>> {
+    use pb::mutation::Kind;
+    Some(match m.kind.as_ref()? {
+        Kind::Put(p) => MutationRef::Put(PutRef {
+            row: &p.row,
+            family: &p.family,
+            qualifier: &p.qualifier,
+            timestamp: p.timestamp,
+            value: &p.value,
+        }),
+        Kind::Delete(d) => MutationRef::Delete(DeleteRef {
+            row: &d.row,
+            family: &d.family,
+            qualifier: d.qualifier.as_deref(),
+            timestamp: d.timestamp,
+        }),
+    })
+}
+
 /// The request as `BufferedMutator` writes it: header, then one entry per mutation.
 fn write(req: &pb::MutateRequest) -> Vec<u8> {
     let mut buf = Vec::new();

@@ -4,15 +4,13 @@
 //! `auth.rs`, hands the call over). Its codec yields the request's bytes as they arrived
 //! (one contiguous buffer, not copied), and [`cellar_proto::wire`] reads the mutations in
 //! place, so a 12 MiB batch of ~200 K puts builds no message tree and frees nothing per put
-//! (docs/design/server-write-path.md).
-//! The generated `mutate` method remains for a service used without the guard; both end in
-//! [`apply`], so both check and write a request alike.
+//! (docs/design/server-write-path.md). The generated service's `mutate` is never reached.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use cellar_proto::v1 as pb;
-use cellar_proto::wire::{MutateRequestRef, MutationRef, WireError};
+use cellar_proto::wire::{MutateRequestRef, MutationRef};
 use cellar_table::MutationBatch;
 use prost::bytes::{Buf, Bytes};
 use prost::Message;
@@ -30,20 +28,18 @@ use crate::state::ServerState;
 /// The method's HTTP/2 path.
 pub const PATH: &str = "/cellar.v1.Cellar/Mutate";
 
-/// Checks every mutation of a request into one batch, then writes it atomically; returns
-/// the puts' timestamps in order. `bytes` sizes the batch's buffer.
-pub fn apply<'a>(
+/// Checks every mutation of `req` into one batch, then writes it atomically; returns the
+/// puts' timestamps in order. `bytes` (the request's size) sizes the batch's buffer.
+fn apply(
     state: &ServerState,
-    table: &str,
-    durability: i32,
+    req: MutateRequestRef<'_>,
     bytes: usize,
-    mutations: impl Iterator<Item = Result<Option<MutationRef<'a>>, WireError>>,
 ) -> Result<pb::MutateResponse, ApiError> {
-    convert::require_table(table)?;
-    let durability = convert::durability(durability, state)?;
-    let table = state.table(table)?;
+    convert::require_table(req.table)?;
+    let durability = convert::durability(req.durability, state)?;
+    let table = state.table(req.table)?;
     let mut batch = table.mutation_batch(bytes);
-    for (i, m) in mutations.enumerate() {
+    for (i, m) in req.mutations().enumerate() {
         let m = m.map_err(|e| invalid(e.to_string()))?;
         add(&mut batch, m, i)?;
     }
@@ -122,13 +118,7 @@ impl UnaryService<Bytes> for Method {
                 .run_blocking(Protocol::Grpc, "Mutate", move |state| {
                     let req =
                         MutateRequestRef::parse(&bytes).map_err(|e| invalid(e.to_string()))?;
-                    apply(
-                        state,
-                        req.table,
-                        req.durability,
-                        bytes.len(),
-                        req.mutations(),
-                    )
+                    apply(state, req, bytes.len())
                 })
                 .await?;
             state.metrics.sent(Protocol::Grpc, reply.encoded_len());

@@ -6,14 +6,13 @@ use std::sync::Arc;
 
 use cellar_proto::v1 as pb;
 use cellar_proto::v1::cellar_server::Cellar;
-use cellar_proto::wire;
 use cellar_table::{ColumnSelector, ScanSpec, Table, TableError};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::convert::{self, ApiError};
-use super::{hql, load, mutate, scan};
+use super::{hql, load, scan};
 use crate::metrics::Protocol;
 use crate::rows::Row;
 use crate::state::ServerState;
@@ -115,16 +114,15 @@ impl Cellar for CellarService {
         .await
     }
 
+    /// Never reached: the guard (`auth.rs`) serves `Mutate` from the request's bytes
+    /// (`mutate.rs`) before this service decodes anything.
     async fn mutate(
         &self,
-        req: Request<pb::MutateRequest>,
+        _req: Request<pb::MutateRequest>,
     ) -> Result<Response<pb::MutateResponse>, Status> {
-        self.unary("Mutate", req, |state, req| {
-            let mutations = req.mutations.iter().map(|m| Ok(wire::mutation_ref(m)));
-            let bytes = req.encoded_len();
-            mutate::apply(state, &req.table, req.durability, bytes, mutations)
-        })
-        .await
+        Err(Status::internal(
+            "Mutate is served by grpc::mutate, behind grpc::auth::Guard",
+        ))
     }
 
     async fn increment(
