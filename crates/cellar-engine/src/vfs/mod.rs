@@ -26,7 +26,9 @@ pub mod object;
 
 pub use fault::{FaultVfs, IoKind};
 pub use mem::MemVfs;
-pub use real::{idle_io_priority_for_this_thread, RealVfs};
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) use real::this_thread_io_priority;
+pub use real::{set_idle_io_priority_for_this_thread, RealVfs};
 
 /// A file open for appending. Dropping it without `sync` may lose the appended bytes on
 /// power loss.

@@ -347,30 +347,43 @@ fn advise_random(file: &File) {
     let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
 }
 
-/// Lowers the calling thread's I/O priority to the idle class: an I/O scheduler that honours
-/// priorities (mq-deadline, BFQ) then dispatches the thread's reads, buffered and readahead
-/// alike, after any other waiting request (mq-deadline still serves them within its
-/// `prio_aging_expire`). Returns whether the kernel took it; under the `none` scheduler it
-/// changes nothing, and where it fails the thread reads at its usual priority.
-pub fn idle_io_priority_for_this_thread() -> bool {
+/// Sets the calling thread's I/O priority to the idle class (`idle`), or back to the default
+/// one its CPU priority gives. An I/O scheduler that honours priorities (mq-deadline, BFQ)
+/// dispatches an idle thread's reads, buffered and readahead alike, only when no other request
+/// is outstanding (mq-deadline still serves them within its `prio_aging_expire`). Returns
+/// whether the kernel took it; under the `none` scheduler it changes nothing, and where it
+/// fails the thread reads at its usual priority.
+pub fn set_idle_io_priority_for_this_thread(idle: bool) -> bool {
     #[cfg(target_os = "linux")]
     {
+        let class = if idle { IOPRIO_IDLE } else { IOPRIO_DEFAULT };
         // SAFETY: ioprio_set takes three integers and touches no memory of ours; `who` 0 with
         // IOPRIO_WHO_PROCESS is the calling thread.
-        unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_IDLE) == 0 }
+        unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, class) == 0 }
     }
     #[cfg(not(target_os = "linux"))]
     {
+        let _ = idle;
         false
     }
 }
 
-/// `ioprio_set`'s target kind for one thread, and the idle class's value (class 3 in the top
-/// bits, `IOPRIO_CLASS_SHIFT` 13, level 0), from linux/ioprio.h.
+/// The calling thread's I/O priority as `ioprio_get` gives it (tests check the class).
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn this_thread_io_priority() -> libc::c_long {
+    // SAFETY: ioprio_get takes two integers; `who` 0 is the calling thread.
+    unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) }
+}
+
+/// `ioprio_set`'s target kind for one thread, the idle class's value (class 3 in the top
+/// bits, `IOPRIO_CLASS_SHIFT` 13, level 0) and the "none" class that follows the CPU
+/// priority, every thread's default, from linux/ioprio.h.
 #[cfg(target_os = "linux")]
 const IOPRIO_WHO_PROCESS: libc::c_int = 1;
 #[cfg(target_os = "linux")]
 const IOPRIO_IDLE: libc::c_int = 3 << 13;
+#[cfg(target_os = "linux")]
+const IOPRIO_DEFAULT: libc::c_int = 0;
 
 struct RealLock {
     _file: File,
@@ -538,19 +551,24 @@ impl Vfs for RealVfs {
 mod tests {
     use super::*;
 
-    /// The thread that asks is the one whose class changes, to idle, and no other.
+    /// The thread that asks is the one whose class changes, to idle and back, and no other.
     #[cfg(target_os = "linux")]
     #[test]
     fn idle_io_priority_applies_to_the_calling_thread_only() {
         // SAFETY: ioprio_get takes two integers and returns the priority of that thread.
         let get = || unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) };
         let before = get();
-        let in_thread = std::thread::spawn(move || (idle_io_priority_for_this_thread(), get()))
-            .join()
-            .expect("thread");
+        let in_thread = std::thread::spawn(move || {
+            let idle = (set_idle_io_priority_for_this_thread(true), get());
+            let back = (set_idle_io_priority_for_this_thread(false), get());
+            (idle, back)
+        })
+        .join()
+        .expect("thread");
         // Class 3 (idle) in bits 13 and up, level 0: as `ionice -c 3` sets it.
         let idle: libc::c_long = 3 << 13;
-        assert_eq!(in_thread, (true, idle));
+        assert_eq!(in_thread.0, (true, idle));
+        assert_eq!(in_thread.1, (true, before), "back to the default class");
         assert_eq!(get(), before);
         assert_ne!(before, idle);
     }
