@@ -333,11 +333,12 @@ fn run(shared: &Shared) {
 ///
 /// Why: a database larger than the budget is read partly from the disk for good, and a
 /// warm-up that competes with those reads makes them wait, which raises every file's rent
-/// and buys more files: at 215 M records the idle class took the highest rate with p99
-/// <= 10 ms from 6.0 K to 11.2 K gets/s. A database the budget holds whole is best warmed
-/// at once, and at the idle class one thread's back-to-back lookups, which keep a read in
-/// flight nearly all the time, left the warm-up barely moving: `mapfile`'s cold lookups at
-/// 10 M records ran at 0.75x (docs/design/cold-start-warm-up.md, "I/O priority").
+/// and buys more files: at 215 M records the highest rate with p99 <= 10 ms was 11.2 K
+/// gets/s at the idle class against 6.0 K at the default one. A database the budget holds
+/// whole is best warmed at once, and at the idle class one thread's back-to-back lookups,
+/// which keep a read in flight nearly all the time, leave the warm-up barely moving:
+/// `mapfile`'s cold lookups at 10 M records ran at 0.75x the default class's rate
+/// (docs/design/cold-start-warm-up.md, "I/O priority").
 struct IoClass {
     idle: bool,
 }

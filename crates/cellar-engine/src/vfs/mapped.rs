@@ -77,15 +77,7 @@ impl MappedWritable {
             }
         }
         self.unmap();
-        if self.reserved < start + WINDOW {
-            if !reserve(&self.file, &self.path, start + WINDOW)? {
-                return Err(Error::io(
-                    &self.path,
-                    std::io::Error::other("the file system stopped reserving space"),
-                ));
-            }
-            self.reserved = start + WINDOW;
-        }
+        self.reserve_through(start + WINDOW)?;
         let Ok(offset) = libc::off_t::try_from(start) else {
             return Err(Error::io(
                 &self.path,
@@ -117,20 +109,26 @@ impl MappedWritable {
     /// it and these writes see each other.
     fn write_at_end(&mut self, data: &[u8]) -> Result<()> {
         let end = self.len + data.len() as u64;
-        if self.reserved < end {
-            let to = end.div_ceil(WINDOW) * WINDOW;
-            if !reserve(&self.file, &self.path, to)? {
-                return Err(Error::io(
-                    &self.path,
-                    std::io::Error::other("the file system stopped reserving space"),
-                ));
-            }
-            self.reserved = to;
-        }
+        self.reserve_through(end.div_ceil(WINDOW) * WINDOW)?;
         self.file
             .write_all_at(data, self.len)
             .map_err(|e| Error::io(&self.path, e))?;
         self.len = end;
+        Ok(())
+    }
+
+    /// Reserves the file's space up to `end` (a window boundary) unless it already is.
+    fn reserve_through(&mut self, end: u64) -> Result<()> {
+        if self.reserved >= end {
+            return Ok(());
+        }
+        if !reserve(&self.file, &self.path, end)? {
+            return Err(Error::io(
+                &self.path,
+                std::io::Error::other("the file system stopped reserving space"),
+            ));
+        }
+        self.reserved = end;
         Ok(())
     }
 

@@ -555,8 +555,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn idle_io_priority_applies_to_the_calling_thread_only() {
-        // SAFETY: ioprio_get takes two integers and returns the priority of that thread.
-        let get = || unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) };
+        let get = this_thread_io_priority;
         let before = get();
         let in_thread = std::thread::spawn(move || {
             let idle = (set_idle_io_priority_for_this_thread(true), get());
