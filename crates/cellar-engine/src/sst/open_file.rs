@@ -240,7 +240,7 @@ impl OpenFile {
                 self.src.check_handle(*h)?;
             }
             let end = ords[k - 1].1.end();
-            let buf = self.src.pread(start, end - start)?;
+            let buf = self.src.pread_batch(start, end - start)?;
             for (slot, (_, h)) in blocks[j..k].iter_mut().zip(&ords[j..k]) {
                 let from = (h.offset - start) as usize;
                 let raw = &buf[from..from + h.len_with_trailer() as usize];

@@ -36,9 +36,10 @@ pub(crate) struct Source {
     pub(super) mapped: Option<MappedFile>,
 }
 
-/// What follows a read: reads elsewhere in the file (lookups, metadata), the few blocks
-/// after it (an iterator's short walk after a seek), or the file onward (a long scan,
-/// checksum verification). The Vfs reads ahead only for `Scan`
+/// What follows a read: reads elsewhere in the file (lookups, metadata; `Batch` for the
+/// reads of a `multi_get`, which its caller waits for together), the few blocks after it
+/// (an iterator's short walk after a seek), or the file onward (a long scan, checksum
+/// verification). The Vfs reads ahead only for `Scan`
 /// (`RandomAccessFile::read_exact_at_scan`): ahead of a lookup it only delays the next one,
 /// and a short walk asks for what it needs itself (`sst/readahead.rs`), so the kernel's
 /// readahead on top of it would read up to its whole window more per seek from the disk
@@ -46,6 +47,7 @@ pub(crate) struct Source {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Access {
     Point,
+    Batch,
     Walk,
     Scan,
 }
@@ -54,6 +56,11 @@ impl Source {
     /// One point pread of `len` bytes at `offset`, counted as a device read.
     pub fn pread(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
         self.pread_as(offset, len, Access::Point)
+    }
+
+    /// [`pread`](Self::pread) for one of the reads of a `multi_get`.
+    pub fn pread_batch(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.pread_as(offset, len, Access::Batch)
     }
 
     fn pread_as(&self, offset: u64, len: u64, access: Access) -> Result<Vec<u8>> {
@@ -75,7 +82,7 @@ impl Source {
         };
         let cached = match renting {
             Some(w) => {
-                let _in_flight = w.0.point_read();
+                let _in_flight = w.0.point_read(access == Access::Batch);
                 let started = Instant::now();
                 let cached = self.read_raw(buf, offset, access)?;
                 w.0.pay(started.elapsed());
@@ -96,7 +103,7 @@ impl Source {
     /// steers `multi_get`; a seek's read goes straight to the file; a scan's reads ahead.
     fn read_raw(&self, buf: &mut [u8], offset: u64, access: Access) -> Result<bool> {
         match access {
-            Access::Point => return self.read_point(buf, offset),
+            Access::Point | Access::Batch => return self.read_point(buf, offset),
             Access::Walk => self.file.read_exact_at(buf, offset)?,
             Access::Scan => self.file.read_exact_at_scan(buf, offset)?,
         }

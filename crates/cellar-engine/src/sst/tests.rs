@@ -12,7 +12,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::*;
-use crate::cache::BlockCache;
+use crate::cache::{BlockCache, WarmUp};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::stats::Counters;
@@ -517,6 +517,72 @@ fn multi_get_coalesces_reads() {
     );
     assert_eq!(single_reads, keys.len() as u64);
     assert!(multi_reads * 10 < single_reads);
+}
+
+/// A file whose reads note the warm-up's count of point reads in flight as they run.
+struct InFlightProbe {
+    file: MemFile,
+    warm_up: Arc<WarmUp>,
+    seen: Mutex<Vec<(usize, usize)>>,
+}
+
+impl RandomAccessFile for InFlightProbe {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.seen.lock().push(self.warm_up.reads_in_flight());
+        self.file.read_exact_at(buf, offset)
+    }
+    fn size(&self) -> u64 {
+        self.file.size()
+    }
+}
+
+/// The warm-up tells a get's reads of a cold file from a batch's: the first count toward
+/// the gets that send it to the idle I/O class, the second do not (`cache/warm.rs`).
+#[test]
+fn a_cold_files_reads_count_as_gets_or_as_a_batchs() {
+    let entries: Entries = (0..2_000u64)
+        .map(|i| {
+            (
+                make_internal_key(format!("user{i:08}").as_bytes(), 9, 1),
+                vec![7; 100],
+            )
+        })
+        .collect();
+    let (bytes, _) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
+    let counters = Arc::new(Counters::default());
+    let warm_up = Arc::new(WarmUp::new(1 << 30, 1 << 30, counters.clone()));
+    let cache = Arc::new(BlockCache::new(0).with_warm_up(warm_up.clone()));
+    let probe = Arc::new(InFlightProbe {
+        file: MemFile(bytes),
+        warm_up: warm_up.clone(),
+        seen: Mutex::new(Vec::new()),
+    });
+    let file = Arc::clone(&probe) as Arc<dyn RandomAccessFile>;
+    let (r, _) = open_file(file, cache).expect("open");
+    let seen = |f: &dyn Fn()| {
+        probe.seen.lock().clear();
+        f();
+        std::mem::take(&mut *probe.seen.lock())
+    };
+    let get = seen(&|| {
+        r.get(b"user00000100", 10).expect("get");
+    });
+    assert_eq!(get, vec![(1, 1)]);
+    let q: Vec<Vec<u8>> = (0..2_000u64)
+        .step_by(100)
+        .map(|i| format!("user{i:08}").into_bytes())
+        .collect();
+    let keys: Vec<&[u8]> = q.iter().map(|k| &k[..]).collect();
+    let batch = seen(&|| {
+        r.multi_get(&keys, 10, &mut vec![None; keys.len()])
+            .expect("multi_get");
+    });
+    assert!(!batch.is_empty());
+    assert!(
+        batch.iter().all(|&(all, gets)| all >= 1 && gets == 0),
+        "{batch:?}"
+    );
+    warm_up.shutdown();
 }
 
 /// 300 versions of one key (over many blocks with small blocks), a key before, a delete after.
