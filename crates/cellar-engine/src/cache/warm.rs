@@ -16,10 +16,11 @@
 //!
 //! Bounds: the bytes warmed and not yet deleted stay within `Options::warm_up_budget_bytes`
 //! (a share of RAM), so a database larger than memory warms its most-read files and then
-//! stops; one background thread reads one file at a time in `WARM_CHUNK_BYTES` reads with no
-//! readahead (each asked of the OS whole with `will_need` while the chunk before it is read,
-//! then read whole, which waits for every page of it), so a lookup waits behind at most two
-//! chunks, and before each chunk it yields while `BUSY_POINT_READS` point reads of files not
+//! stops; one background thread reads one file at a time in chunks with no readahead (each
+//! asked of the OS whole with `will_need` while the chunk before it is read, then read whole,
+//! which waits for every page of it): `WARM_CHUNK_BYTES` while single gets read cold files,
+//! so a get waits behind at most two of them, `LONE_CHUNK_BYTES` once none has for
+//! `LONE_AFTER` ([`ChunkSizer`]). Before each chunk it yields while `BUSY_POINT_READS` point reads of files not
 //! yet warm are in flight (for at most twice its last chunk's time, so that it keeps going
 //! under any load). While the open files exceed the budget or many single gets wait, its
 //! reads are of the idle I/O priority class, which the kernel's I/O scheduler dispatches
@@ -39,10 +40,18 @@ use crate::cache::MetadataBudget;
 use crate::stats::Counters;
 use crate::vfs::RandomAccessFile;
 
-/// One warm-up read: what a point read queued behind it waits for. Larger chunks warm
-/// faster (the rate is bytes in flight over the device's latency) and lengthen that wait:
-/// the trade is measured in docs/design/cold-start-warm-up.md.
+/// One warm-up read while single gets read cold files: what a get queued behind it waits
+/// for. Larger chunks warm faster (the rate is bytes in flight over the device's latency)
+/// and lengthen that wait: the trade is measured in docs/design/cold-start-warm-up.md.
 pub const WARM_CHUNK_BYTES: usize = 256 << 10;
+
+/// One warm-up read once no single get has read a cold file for `LONE_AFTER`: nothing
+/// waits behind it but batches, which gain from the warm-up ending sooner.
+pub const LONE_CHUNK_BYTES: usize = 2 << 20;
+
+/// How long no single get must have read a cold file before chunks grow to
+/// `LONE_CHUNK_BYTES`: gets at 100 a second or more keep them at `WARM_CHUNK_BYTES`.
+const LONE_AFTER: Duration = Duration::from_millis(10);
 
 /// Share of a file's sequential read time its point reads must have waited before it is
 /// warmed. Not all of it: the warm-up runs beside the point reads, which go on meanwhile
@@ -109,6 +118,7 @@ impl FileWarmth {
         shared.in_flight.fetch_add(1, Relaxed);
         if !batch {
             shared.gets_in_flight.fetch_add(1, Relaxed);
+            shared.gets_started.fetch_add(1, Relaxed);
         }
         InFlight { shared, batch }
     }
@@ -207,6 +217,10 @@ struct Shared {
     in_flight: AtomicUsize,
     /// Those of them that are single gets' reads, not a batch's.
     gets_in_flight: AtomicUsize,
+    /// Single gets' reads of cold files started so far: whether any came since a chunk.
+    gets_started: AtomicU64,
+    /// `LONE_AFTER`, or another quiet time in tests.
+    lone_after: Duration,
     /// Bytes of the files tracked now (open SSTs), and the budget's size: whether the
     /// warm-up could hold all of them (see [`IoClass`]).
     tracked_bytes: AtomicU64,
@@ -228,12 +242,24 @@ pub struct WarmUp {
 
 impl WarmUp {
     pub fn new(budget_bytes: u64, read_bytes_per_sec: u64, counters: Arc<Counters>) -> Self {
+        Self::with_lone_after(budget_bytes, read_bytes_per_sec, counters, LONE_AFTER)
+    }
+
+    /// [`new`](Self::new) with chunks that grow after `lone_after` without a get.
+    fn with_lone_after(
+        budget_bytes: u64,
+        read_bytes_per_sec: u64,
+        counters: Arc<Counters>,
+        lone_after: Duration,
+    ) -> Self {
         WarmUp {
             budget: MetadataBudget::new(budget_bytes),
             read_bytes_per_sec: read_bytes_per_sec.max(1),
             shared: Arc::new(Shared {
                 in_flight: AtomicUsize::new(0),
                 gets_in_flight: AtomicUsize::new(0),
+                gets_started: AtomicU64::new(0),
+                lone_after,
                 tracked_bytes: AtomicU64::new(0),
                 budget_bytes,
                 queue: Mutex::new(Queue::default()),
@@ -330,7 +356,7 @@ impl std::fmt::Debug for WarmUp {
 
 fn run(shared: &Shared) {
     let mut class = IoClass { idle: false };
-    let mut buf = vec![0u8; WARM_CHUNK_BYTES];
+    let mut buf = vec![0u8; LONE_CHUNK_BYTES];
     loop {
         let job = {
             let mut q = shared.queue.lock();
@@ -409,12 +435,12 @@ fn yield_to_point_reads(shared: &Shared, last_chunk: Duration) -> bool {
 /// already cached").
 fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8], class: &mut IoClass) {
     let size = job.size_bytes();
-    let chunk_bytes = buf.len() as u64;
-    let chunk = |offset: u64| (size - offset).min(chunk_bytes);
+    let mut sizer = ChunkSizer::new(shared);
     let mut offset = 0u64;
+    let mut n = sizer.next(shared, size);
     let mut last_chunk = Duration::ZERO;
     class.follow(shared, false);
-    let mut cached = size > 0 && ask_unless_cached(&job.file, 0, chunk(0));
+    let mut cached = size > 0 && ask_unless_cached(&job.file, 0, n);
     while offset < size {
         let gets_waiting = yield_to_point_reads(shared, last_chunk);
         class.follow(shared, gets_waiting);
@@ -422,22 +448,27 @@ fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8], class: &mut IoCl
             job.fail();
             return;
         }
-        let n = chunk(offset) as usize;
         let started = Instant::now();
-        let next = offset + n as u64;
+        let next = offset + n;
+        let next_n = sizer.next(shared, size - next);
         let this_cached = cached;
-        cached = next < size && ask_unless_cached(&job.file, next, chunk(next));
+        cached = next < size && ask_unless_cached(&job.file, next, next_n);
         if this_cached {
-            Counters::add(&shared.counters.warm_up_cached_bytes, n as u64);
+            Counters::add(&shared.counters.warm_up_cached_bytes, n);
         } else {
-            if job.file.read_exact_at(&mut buf[..n], offset).is_err() {
+            if job
+                .file
+                .read_exact_at(&mut buf[..n as usize], offset)
+                .is_err()
+            {
                 job.fail();
                 return;
             }
-            Counters::add(&shared.counters.warm_up_bytes, n as u64);
+            Counters::add(&shared.counters.warm_up_bytes, n);
         }
         last_chunk = started.elapsed();
         offset = next;
+        n = next_n;
     }
     if job
         .state
@@ -445,6 +476,39 @@ fn warm_file(shared: &Shared, job: &FileWarmth, buf: &mut [u8], class: &mut IoCl
         .is_ok()
     {
         Counters::add(&shared.counters.warm_ups, 1);
+    }
+}
+
+/// Chooses each chunk's length as it is asked for: `WARM_CHUNK_BYTES` while single gets read
+/// cold files, `LONE_CHUNK_BYTES` once none has for `Shared::lone_after` (seen between
+/// chunks). A file's first chunk is never longer than a get's wait should be.
+struct ChunkSizer {
+    gets_seen: u64,
+    last_get: Instant,
+}
+
+impl ChunkSizer {
+    fn new(shared: &Shared) -> Self {
+        ChunkSizer {
+            gets_seen: shared.gets_started.load(Relaxed),
+            last_get: Instant::now(),
+        }
+    }
+
+    /// The next chunk's length, at most `remaining`.
+    fn next(&mut self, shared: &Shared, remaining: u64) -> u64 {
+        let gets = shared.gets_started.load(Relaxed);
+        if gets != self.gets_seen {
+            self.gets_seen = gets;
+            self.last_get = Instant::now();
+        }
+        let lone = self.last_get.elapsed() >= shared.lone_after;
+        let len = if lone {
+            LONE_CHUNK_BYTES
+        } else {
+            WARM_CHUNK_BYTES
+        };
+        remaining.min(len as u64)
     }
 }
 
@@ -528,8 +592,9 @@ mod tests {
     fn warm_up(budget: u64) -> (Arc<WarmUp>, Arc<Counters>) {
         let counters = Arc::new(Counters::default());
         // 1 MB/s: a file's price is half a second of rent per MB.
-        let w = Arc::new(WarmUp::new(budget, 1_000_000, Arc::clone(&counters)));
-        (w, counters)
+        // Chunks never grow: the tests count reads of `WARM_CHUNK_BYTES`.
+        let w = WarmUp::with_lone_after(budget, 1_000_000, Arc::clone(&counters), Duration::MAX);
+        (Arc::new(w), counters)
     }
 
     /// Point reads of a millisecond each (`MAX_RENT_PER_READ`) until `total` is paid.
@@ -812,6 +877,62 @@ mod tests {
         assert_eq!(tf.reads.load(Relaxed), 11);
         assert_eq!(tf.read_bytes.load(Relaxed), size);
         assert_eq!(counters.warm_up_bytes.load(Relaxed), size);
+    }
+
+    /// Chunks grow to `LONE_CHUNK_BYTES` once no single get has read a cold file for the
+    /// quiet time, a get keeps them short, and a batch's reads do not.
+    #[test]
+    fn chunks_grow_while_no_single_get_reads_a_cold_file() {
+        let counters = Arc::new(Counters::default());
+        let quiet = Duration::from_millis(200);
+        let w = Arc::new(WarmUp::with_lone_after(1 << 30, 1_000_000, counters, quiet));
+        let reader = w.track(&file(100, false));
+        let shared = &w.shared;
+        let left = u64::MAX;
+        let mut sizer = ChunkSizer::new(shared);
+        assert_eq!(
+            sizer.next(shared, left),
+            WARM_CHUNK_BYTES as u64,
+            "a file starts short"
+        );
+        std::thread::sleep(quiet + Duration::from_millis(50));
+        assert_eq!(
+            sizer.next(shared, left),
+            LONE_CHUNK_BYTES as u64,
+            "no get: long"
+        );
+        drop(reader.0.point_read(true));
+        assert_eq!(
+            sizer.next(shared, left),
+            LONE_CHUNK_BYTES as u64,
+            "a batch: long"
+        );
+        drop(reader.0.point_read(false));
+        assert_eq!(
+            sizer.next(shared, left),
+            WARM_CHUNK_BYTES as u64,
+            "a get: short"
+        );
+        assert_eq!(sizer.next(shared, 5), 5, "never past the file's end");
+        w.shutdown();
+    }
+
+    /// Without gets a file is read in long chunks, each asked for and read whole.
+    #[test]
+    fn a_file_no_get_reads_is_warmed_in_long_chunks() {
+        let counters = Arc::new(Counters::default());
+        let w = WarmUp::with_lone_after(u64::MAX, 1_000_000, counters, Duration::ZERO);
+        let w = Arc::new(w);
+        let size = 3 * LONE_CHUNK_BYTES as u64 + 5;
+        let tf = Arc::new(test_file(size, false, true));
+        let f: Arc<dyn RandomAccessFile> = tf.clone();
+        let h = w.track(&f);
+        pay_reads(&h.0, Duration::from_secs(60));
+        wait_until("warm", || h.0.is_warm());
+        assert_eq!(tf.reads.load(Relaxed), 4);
+        assert_eq!(tf.read_bytes.load(Relaxed), size);
+        assert_eq!(tf.hinted_bytes.load(Relaxed), size);
+        w.shutdown();
     }
 
     /// Chunks the page cache holds whole are neither asked for nor read, only counted; a
