@@ -20,13 +20,13 @@
 //! asked of the OS whole with `will_need` while the chunk before it is read, then read whole,
 //! which waits for every page of it): `WARM_CHUNK_BYTES` while single gets read cold files,
 //! so a get waits behind at most two of them, `LONE_CHUNK_BYTES` once none has for
-//! `LONE_AFTER` ([`ChunkSizer`]). Before each chunk it yields while `BUSY_POINT_READS` point reads of files not
-//! yet warm are in flight (for at most twice its last chunk's time, so that it keeps going
-//! under any load). While the open files exceed the budget or many single gets wait, its
-//! reads are of the idle I/O priority class, which the kernel's I/O scheduler dispatches
-//! after the point reads waiting beside them ([`IoClass`]). Warm-up reads only fill the page
-//! cache: their bytes are dropped, an error only ends that file's warm-up (the lookup that
-//! reads the same bytes reports it), and nothing is written.
+//! `LONE_AFTER` ([`ChunkSizer`]). Before each chunk it yields while `BUSY_POINT_READS` point
+//! reads of files not yet warm are in flight (for at most twice its last chunk's time, so
+//! that it keeps going under any load). While the open files exceed the budget or many
+//! single gets wait, its reads are of the idle I/O priority class, which the kernel's I/O
+//! scheduler dispatches after the point reads waiting beside them ([`IoClass`]). Warm-up
+//! reads only fill the page cache: their bytes are dropped, an error only ends that file's
+//! warm-up (the lookup that reads the same bytes reports it), and nothing is written.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
