@@ -484,16 +484,19 @@ fn resident_bytes_per_key_with_sequential_keys_and_200_byte_values() {
     assert!(per_key <= 2.0, "{per_key} resident bytes per key");
 }
 
+/// Keys `user{i:08}` for `i` in `0..n`, each a put at sequence 9 of 100 bytes.
+fn user_entries(n: u64) -> Entries {
+    (0..n)
+        .map(|i| {
+            let key = make_internal_key(format!("user{i:08}").as_bytes(), 9, 1);
+            (key, vec![7; 100])
+        })
+        .collect()
+}
+
 #[test]
 fn multi_get_coalesces_reads() {
-    let entries: Entries = (0..20_000u64)
-        .map(|i| {
-            (
-                make_internal_key(format!("user{i:08}").as_bytes(), 9, 1),
-                vec![7; 100],
-            )
-        })
-        .collect();
+    let entries = user_entries(20_000);
     let (bytes, _) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
     let (r, counters) = open(bytes, 0).expect("open");
     let q: Vec<Vec<u8>> = (5000..7000u64)
@@ -540,14 +543,7 @@ impl RandomAccessFile for InFlightProbe {
 /// the gets that send it to the idle I/O class, the second do not (`cache/warm.rs`).
 #[test]
 fn a_cold_files_reads_count_as_gets_or_as_a_batchs() {
-    let entries: Entries = (0..2_000u64)
-        .map(|i| {
-            (
-                make_internal_key(format!("user{i:08}").as_bytes(), 9, 1),
-                vec![7; 100],
-            )
-        })
-        .collect();
+    let entries = user_entries(2_000);
     let (bytes, _) = build(&entries, opts(Compression::Lz4, 10, 4096, 16));
     let counters = Arc::new(Counters::default());
     let warm_up = Arc::new(WarmUp::new(1 << 30, 1 << 30, counters.clone()));
