@@ -7,7 +7,8 @@
 //! the page cache holds the file, the map reaches the same bytes with no call and no copy.
 //! A block stored uncompressed is then read in place on every lookup and never enters the
 //! block cache (the page cache is its cache, as in LMDB); a compressed one is decompressed
-//! from the map on a block cache miss and cached as before.
+//! from the map on a block cache miss and cached as before. An iterator's miss that no
+//! readahead window holds is decompressed from the map too (`OpenFile::mapped_block`).
 //!
 //! Every read through the map checks the block's checksum, as a read from the file does:
 //! the page cache may have read the bytes from the device again since the last lookup.

@@ -155,7 +155,10 @@ impl OpenFile {
                 let data = decode_block_slice(&self.src.path, h.offset, raw)?;
                 Block::new(data, self.src.shared_path.clone(), h.offset)?
             }
-            None => self.src.read_block_as(h, walk_or_scan(ahead))?,
+            None => match self.mapped_block(h)? {
+                Some(block) => block,
+                None => self.src.read_block_as(h, walk_or_scan(ahead))?,
+            },
         };
         let block = Arc::new(block);
         // A long scan's blocks come from its windows; they are not kept.
@@ -198,6 +201,30 @@ impl OpenFile {
             .cache
             .insert_point_read(self.src.file_number, h.offset, block.clone());
         Ok(Some(block))
+    }
+
+    /// Block `h` checked and decompressed from the file's map, if the map is in use: an
+    /// iterator's miss that no readahead window holds (a seek's block, the first steps of a
+    /// walk).
+    ///
+    /// Why: while the page cache holds the file, a `pread` only copies the bytes the map
+    /// already reaches, through a system call, into a buffer allocated for the purpose. A
+    /// walk's windows still read with `pread`: the map is advised `MADV_RANDOM`, so going
+    /// through it page after page takes a fault per page (docs/design/mapped-reads.md,
+    /// "Iterators").
+    fn mapped_block(&self, h: BlockHandle) -> Result<Option<Block>> {
+        let Some(m) = self.src.mapped.as_ref() else {
+            return Ok(None);
+        };
+        m.note_read(&*self.src.file);
+        self.src.check_handle(h)?;
+        let Some(raw) = self.src.mapped_raw(h) else {
+            return Ok(None);
+        };
+        let data = m.timed(&*self.src.file, || {
+            decode_block_slice(&self.src.path, h.offset, raw)
+        })?;
+        Block::new(data, self.src.shared_path.clone(), h.offset).map(Some)
     }
 
     /// Data block `h` for a batch of point lookups (`multi_get`): read in place through the

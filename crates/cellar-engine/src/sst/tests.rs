@@ -623,6 +623,42 @@ fn mapped_gets_read_stored_blocks_in_place_and_cache_compressed_ones() {
     }
 }
 
+/// Through the map, an iterator's seeks decode their blocks from it (no device read); a
+/// long walk still reads its windows from the file.
+#[test]
+fn mapped_seeks_decode_from_the_map_and_walks_read_windows() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let entries = random_entries(&mut rng, 3_000);
+    for c in [Compression::None, Compression::Lz4] {
+        let (bytes, _) = build(&entries, opts(c, 10, 256, 4));
+        // No block cache: every block an iterator needs is a miss.
+        let (r, counters) = open_mapped(bytes, Arc::new(BlockCache::new(0))).expect("open");
+        let device_reads = counters.device_reads.load(Relaxed);
+        let mut it = r.iter();
+        for i in (0..entries.len()).step_by(97) {
+            it.seek(&entries[i].0);
+            assert_eq!(
+                it.valid().then(|| it.key()),
+                Some(&entries[i].0[..]),
+                "{c:?}"
+            );
+            it.next();
+            assert_eq!(
+                it.valid().then(|| it.key()),
+                entries.get(i + 1).map(|e| &e.0[..]),
+                "{c:?}"
+            );
+        }
+        assert_eq!(counters.device_reads.load(Relaxed), device_reads, "{c:?}");
+        assert!(counters.mapped_reads.load(Relaxed) >= 31, "{c:?}");
+        assert_eq!(collect_forward(&mut r.iter()), entries, "{c:?}");
+        assert!(
+            counters.device_reads.load(Relaxed) > device_reads,
+            "{c:?}: a long walk reads its windows"
+        );
+    }
+}
+
 #[test]
 fn one_block_read_per_get() {
     let entries = straddling_entries();
