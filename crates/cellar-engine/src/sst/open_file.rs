@@ -210,7 +210,7 @@ impl OpenFile {
     /// Why: while the page cache holds the file, a `pread` only copies the bytes the map
     /// already reaches, through a system call, into a buffer allocated for the purpose. A
     /// walk's windows still read with `pread`: decoding every block of a long walk from the
-    /// map ran `readseq` at two thirds of their rate (docs/design/mapped-reads.md,
+    /// map ran `readseq` at half to two thirds of their rate (docs/design/mapped-reads.md,
     /// "Iterators").
     fn mapped_block(&self, h: BlockHandle) -> Result<Option<Block>> {
         let Some(m) = self.src.mapped.as_ref() else {
