@@ -526,9 +526,9 @@ fn warm_file(
 /// that sooner. Gets that come with gaps are each a request whose own latency counts (an
 /// open loop: a server's clients), and a long chunk is what one of them waits behind; so are
 /// many threads' gets, which come back to back too once they queue. `mapfile`'s single
-/// lookups (one thread) ran 3-11 % faster with 2 MiB chunks, and `elliptics`' open-loop
-/// steps at 1 600-6 400 gets/s kept a p99 under 1.5 ms only with 256 KiB ones
-/// (docs/design/cold-start-warm-up.md, "Chunk length: one client").
+/// lookups (one thread) ran 3-11 % faster with 2 MiB chunks, while `elliptics`' open-loop
+/// steps at 1 600-6 400 gets/s had a p99 of 0.3-1.4 ms with 256 KiB chunks and 1.1-3.5 ms
+/// with 2 MiB ones (docs/design/cold-start-warm-up.md, "Chunk length: one client").
 struct ChunkSizer {
     gets_seen: u64,
     last_get: Instant,
@@ -682,6 +682,16 @@ mod tests {
         // 1 MB/s: a file's price is half a second of rent per MB.
         let w = WarmUp::with_lone_after(budget, 1_000_000, Arc::clone(&counters), quiet);
         (Arc::new(w), counters)
+    }
+
+    /// Tracks `tf`, pays its whole price and waits until the warm-up has read it; the
+    /// reader's handle, which keeps the file tracked.
+    fn warm_whole(w: &Arc<WarmUp>, tf: &Arc<TestFile>) -> WarmthHandle {
+        let f: Arc<dyn RandomAccessFile> = tf.clone();
+        let h = w.track(&f);
+        pay_reads(&h.0, Duration::from_secs(60));
+        wait_until("warm", || h.0.is_warm());
+        h
     }
 
     /// Point reads of a millisecond each (`MAX_RENT_PER_READ`) until `total` is paid.
@@ -956,10 +966,7 @@ mod tests {
         let (w, counters) = warm_up(u64::MAX);
         let size = 10 * WARM_CHUNK_BYTES as u64 + 5;
         let tf = Arc::new(test_file(size, false, true));
-        let f: Arc<dyn RandomAccessFile> = tf.clone();
-        let h = w.track(&f);
-        pay_reads(&h.0, Duration::from_secs(60));
-        wait_until("warm", || h.0.is_warm());
+        let _reader = warm_whole(&w, &tf);
         assert_eq!(tf.hinted_bytes.load(Relaxed), size);
         assert_eq!(tf.reads.load(Relaxed), 11);
         assert_eq!(tf.read_bytes.load(Relaxed), size);
@@ -1063,10 +1070,7 @@ mod tests {
         let (w, _) = warm_up_growing_after(u64::MAX, Duration::ZERO);
         let size = 3 * LONE_CHUNK_BYTES as u64 + 5;
         let tf = Arc::new(test_file(size, false, true));
-        let f: Arc<dyn RandomAccessFile> = tf.clone();
-        let h = w.track(&f);
-        pay_reads(&h.0, Duration::from_secs(60));
-        wait_until("warm", || h.0.is_warm());
+        let _reader = warm_whole(&w, &tf);
         assert_eq!(tf.reads.load(Relaxed), 4);
         assert_eq!(tf.read_bytes.load(Relaxed), size);
         assert_eq!(tf.hinted_bytes.load(Relaxed), size);
@@ -1084,10 +1088,7 @@ mod tests {
             cached_below: 2 * chunk + 1,
             ..test_file(size, false, true)
         });
-        let f: Arc<dyn RandomAccessFile> = tf.clone();
-        let h = w.track(&f);
-        pay_reads(&h.0, Duration::from_secs(60));
-        wait_until("warm", || h.0.is_warm());
+        let _reader = warm_whole(&w, &tf);
         assert_eq!(tf.hinted_bytes.load(Relaxed), 2 * chunk + 5);
         assert_eq!(tf.reads.load(Relaxed), 3);
         assert_eq!(tf.read_bytes.load(Relaxed), 2 * chunk + 5);

@@ -188,14 +188,12 @@ impl OpenFile {
     /// Block `h` checked and decompressed from the file's map and kept under the cache's
     /// admission rule for point reads, if the map is in use (a block-cache miss).
     fn mapped_miss(&self, h: BlockHandle) -> Result<Option<Arc<Block>>> {
-        self.src.check_handle(h)?;
-        let (Some(m), Some(raw)) = (&self.src.mapped, self.src.mapped_raw(h)) else {
+        let Some(data) = self.decode_from_map(h)? else {
             return Ok(None);
         };
-        let data = m.timed(&*self.src.file, || {
-            decode_block_slice(&self.src.path, h.offset, raw)
-        })?;
-        m.saw_block(data.len() != h.size as usize);
+        if let Some(m) = &self.src.mapped {
+            m.saw_block(data.len() != h.size as usize);
+        }
         let block = Arc::new(Block::new(data, self.src.shared_path.clone(), h.offset)?);
         self.src
             .cache
@@ -213,18 +211,27 @@ impl OpenFile {
     /// map ran `readseq` at half to two thirds of their rate (docs/design/mapped-reads.md,
     /// "Iterators").
     fn mapped_block(&self, h: BlockHandle) -> Result<Option<Block>> {
-        let Some(m) = self.src.mapped.as_ref() else {
+        if let Some(m) = &self.src.mapped {
+            // Iterators do not pass `block_in_place`: count their reads toward the recheck.
+            m.note_read(&*self.src.file);
+        }
+        let Some(data) = self.decode_from_map(h)? else {
             return Ok(None);
         };
-        m.note_read(&*self.src.file);
-        self.src.check_handle(h)?;
-        let Some(raw) = self.src.mapped_raw(h) else {
-            return Ok(None);
-        };
-        let data = m.timed(&*self.src.file, || {
-            decode_block_slice(&self.src.path, h.offset, raw)
-        })?;
         Block::new(data, self.src.shared_path.clone(), h.offset).map(Some)
+    }
+
+    /// Block `h`'s payload, checked and decompressed from the file's map, if the map is in
+    /// use; a read that took long enough to have faulted rechecks residency (`timed`).
+    fn decode_from_map(&self, h: BlockHandle) -> Result<Option<Vec<u8>>> {
+        self.src.check_handle(h)?;
+        let (Some(m), Some(raw)) = (&self.src.mapped, self.src.mapped_raw(h)) else {
+            return Ok(None);
+        };
+        m.timed(&*self.src.file, || {
+            decode_block_slice(&self.src.path, h.offset, raw)
+        })
+        .map(Some)
     }
 
     /// Data block `h` for a batch of point lookups (`multi_get`): read in place through the
