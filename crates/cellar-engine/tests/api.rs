@@ -1487,11 +1487,12 @@ fn degenerate_options_are_refused_or_work() {
 /// that fills a memtable.
 #[test]
 fn impossible_stall_limits_are_refused_at_open() {
-    let cases: [OptionsCase; 2] = [
+    let cases: [OptionsCase; 3] = [
         ("max_immutable_memtables = 0", |o| {
             o.max_immutable_memtables = 0
         }),
         ("l0_stop_trigger = 0", |o| o.l0_stop_trigger = 0),
+        ("flush_threads = 0", |o| o.flush_threads = 0),
     ];
     let problems: Vec<String> = cases
         .iter()

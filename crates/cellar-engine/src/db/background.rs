@@ -1,5 +1,5 @@
-//! Background work: one thread flushes frozen memtables to level 0 (`flush.rs`), another
-//! runs the compactions the picker asks for (here). Both publish their results through
+//! Background work: `Options::flush_threads` threads flush frozen memtables to level 0
+//! (`flush.rs`), another runs the compactions the picker asks for (here). Both publish their results through
 //! `version_set::log_and_apply`.
 
 use std::sync::Arc;
@@ -17,15 +17,22 @@ use crate::sst::SstOptions;
 use crate::stats::Counters;
 use crate::version::KeyspaceVersion;
 
+/// One unit of background work; `false` when there was none.
+type Work = fn(&DbInner) -> Result<bool>;
+
 pub(super) fn start(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     let mut threads = Vec::new();
-    for (name, work) in [
-        ("cellar-flush", flush_once as fn(&DbInner) -> Result<bool>),
-        ("cellar-compact", compact_once),
-    ] {
+    let flushers = (1..=inner.opts.flush_threads.max(1)).map(|i| {
+        let name = match i {
+            1 => "cellar-flush".to_string(),
+            i => format!("cellar-flush-{i}"),
+        };
+        (name, flush_once as Work)
+    });
+    for (name, work) in flushers.chain([("cellar-compact".to_string(), compact_once as Work)]) {
         let inner = Arc::clone(inner);
         let t = std::thread::Builder::new()
-            .name(name.to_string())
+            .name(name.clone())
             .spawn(move || worker_loop(&inner, work))
             .map_err(|e| Error::io(name, e))?;
         threads.push(t);
@@ -74,7 +81,7 @@ fn wal_tick_loop(inner: &DbInner) {
     }
 }
 
-fn worker_loop(inner: &DbInner, work: fn(&DbInner) -> Result<bool>) {
+fn worker_loop(inner: &DbInner, work: Work) {
     loop {
         let epoch = {
             let bg = inner.bg.lock();

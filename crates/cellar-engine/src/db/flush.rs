@@ -66,26 +66,39 @@ pub(crate) fn flush_to_files(
     Ok((files, tombstones))
 }
 
-/// Flushes the oldest frozen memtable; `false` when there is none. A failure poisons the
-/// database, whichever thread ran the flush.
+/// The frozen memtables being flushed, by WAL number (`DbInner::flushes`).
+#[derive(Default)]
+pub(crate) struct FlushClaims {
+    taken: Vec<u64>,
+}
+
+/// A flush's claim on its memtable, given up when the flush ends, installed or not.
+struct Claim<'a> {
+    inner: &'a DbInner,
+    wal: u64,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.inner.flushes.lock().taken.retain(|w| *w != self.wal);
+        self.inner.flushes_cv.notify_all();
+    }
+}
+
+/// Flushes the oldest frozen memtable no other flush has taken; `false` when there is
+/// none. A failure poisons the database, whichever thread ran the flush.
 pub(crate) fn flush_once(inner: &DbInner) -> Result<bool> {
     flush_once_inner(inner).inspect_err(|e| inner.poison(e))
 }
 
 fn flush_once_inner(inner: &DbInner) -> Result<bool> {
-    let _flush = inner.flush_lock.lock();
-    let sv = inner.super_version();
-    let Some(mem) = sv.imms.last().cloned() else {
+    let Some((mem, _claim)) = claim_oldest(inner) else {
         return Ok(false);
     };
     // Writes logged before the memtable froze may still be inserting it.
     mem.wait_for_writes();
-    // The WAL of the next-older memtable is the first one recovery still needs.
-    let next_wal = match sv.imms.len() {
-        1 => sv.mem.wal_number(),
-        n => sv.imms[n - 2].wal_number(),
-    };
-    let live: Vec<(u32, KeyspaceOptions)> = sv
+    let live: Vec<(u32, KeyspaceOptions)> = inner
+        .super_version()
         .version
         .keyspaces
         .iter()
@@ -100,6 +113,65 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
         &live,
         inner.oldest_snapshot(),
     )?;
+    if let Err(e) = wait_for_turn(inner, &mem) {
+        for (_, f) in &files {
+            let _ = inner.vfs.remove(&inner.dir.join(sst_file_name(f.number)));
+        }
+        return Err(e);
+    }
+    install(inner, &mem, &files, &tombstones)?;
+    Ok(true)
+}
+
+/// Takes the oldest frozen memtable that no flush has taken.
+fn claim_oldest(inner: &DbInner) -> Option<(Arc<Memtable>, Claim<'_>)> {
+    let mut claims = inner.flushes.lock();
+    let sv = inner.super_version();
+    let mem = sv
+        .imms
+        .iter()
+        .rev()
+        .find(|m| !claims.taken.contains(&m.wal_number()))?;
+    claims.taken.push(mem.wal_number());
+    let claim = Claim {
+        inner,
+        wal: mem.wal_number(),
+    };
+    Some((Arc::clone(mem), claim))
+}
+
+/// Waits until `mem` is the oldest frozen memtable: files are installed in the order their
+/// memtables froze, so that a WAL is deleted only once every older one is, and the
+/// manifest's log number only moves forward.
+fn wait_for_turn(inner: &DbInner, mem: &Arc<Memtable>) -> Result<()> {
+    let mut claims = inner.flushes.lock();
+    loop {
+        inner.check_poisoned()?;
+        let sv = inner.super_version();
+        if sv.imms.last().is_some_and(|m| Arc::ptr_eq(m, mem)) {
+            return Ok(());
+        }
+        // The older flush signals when it installs; the timeout only bounds a missed one.
+        inner
+            .flushes_cv
+            .wait_for(&mut claims, std::time::Duration::from_millis(100));
+    }
+}
+
+/// Publishes a flush's files and the memtable's range tombstones, then deletes its WAL.
+/// REQUIRES: `mem` is the oldest frozen memtable (`wait_for_turn`).
+fn install(
+    inner: &DbInner,
+    mem: &Arc<Memtable>,
+    files: &[(u32, FileMeta)],
+    tombstones: &[(u32, RangeTombstone)],
+) -> Result<()> {
+    let sv = inner.super_version();
+    // The WAL of the next-older memtable is the first one recovery still needs.
+    let next_wal = match sv.imms.len() {
+        0 | 1 => sv.mem.wal_number(),
+        n => sv.imms[n - 2].wal_number(),
+    };
     let bytes: u64 = files.iter().map(|(_, f)| f.size).sum();
     let last_seq = inner.last_visible.load();
     // Counted before the edit installs the version without this memtable: `Db::flush`
@@ -116,7 +188,7 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
                 ..VersionEdit::default()
             };
             // A keyspace dropped while the flush ran takes its files with it.
-            for (ks, f) in &files {
+            for (ks, f) in files {
                 if meta.keyspaces.contains_key(ks) {
                     edit.added_files.push((*ks, 0, f.clone()));
                 } else {
@@ -130,14 +202,30 @@ fn flush_once_inner(inner: &DbInner) -> Result<bool> {
                 .collect();
             Ok(edit)
         },
-        Some(&mem),
+        Some(mem),
     )?;
     let _ = inner.wal_vfs.remove(&inner.wal_path(mem.wal_number()));
     inner.wal.lock().forget_through(mem.wal_number());
-    Ok(true)
+    Ok(())
 }
 
+/// Flushes frozen memtables until none is left, waiting for the ones other threads have
+/// taken: a caller that returns while one is still being written would have a checkpoint,
+/// say, miss its writes.
 pub(crate) fn flush_all_immutables(inner: &DbInner) -> Result<()> {
-    while flush_once(inner)? {}
-    Ok(())
+    loop {
+        if flush_once(inner)? {
+            continue;
+        }
+        let mut claims = inner.flushes.lock();
+        inner.check_poisoned()?;
+        if inner.super_version().imms.is_empty() {
+            return Ok(());
+        }
+        if !claims.taken.is_empty() {
+            inner
+                .flushes_cv
+                .wait_for(&mut claims, std::time::Duration::from_millis(100));
+        }
+    }
 }

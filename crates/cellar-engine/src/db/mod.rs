@@ -112,8 +112,11 @@ pub(crate) struct DbInner {
     pub manifest: Mutex<ManifestState>,
     /// One compaction at a time (background or `compact_range`).
     pub compaction_lock: Mutex<()>,
-    /// One flush at a time (background thread or an inline `flush`).
-    pub flush_lock: Mutex<()>,
+    /// The frozen memtables being flushed, by WAL number: each flush takes the oldest one
+    /// nobody has taken, and installs its files once every older one is installed.
+    pub flushes: Mutex<flush::FlushClaims>,
+    /// Signalled when a flush installs its files or gives up its claim.
+    pub flushes_cv: Condvar,
     pub bg: Mutex<BgState>,
     pub bg_cv: Condvar,
     pub snapshots: Arc<Mutex<BTreeMap<SeqNo, usize>>>,

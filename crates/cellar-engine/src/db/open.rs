@@ -54,6 +54,9 @@ fn validate_options(o: &Options) -> Result<()> {
     if o.max_immutable_memtables == 0 {
         return bad("max_immutable_memtables must be at least 1 (writers would wait forever)");
     }
+    if o.flush_threads == 0 && o.background_work {
+        return bad("flush_threads must be at least 1 (frozen memtables would never be written)");
+    }
     if o.l0_compaction_trigger == 0 {
         return bad("l0_compaction_trigger must be at least 1");
     }
@@ -236,7 +239,8 @@ pub(super) fn assemble(o: Opened) -> Result<DbInner> {
             open_files: o.open_files,
         }),
         compaction_lock: Mutex::new(()),
-        flush_lock: Mutex::new(()),
+        flushes: Mutex::new(flush::FlushClaims::default()),
+        flushes_cv: Condvar::new(),
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),
         snapshots: Arc::new(Mutex::new(BTreeMap::new())),

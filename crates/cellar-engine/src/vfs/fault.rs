@@ -7,6 +7,9 @@
 //! point on (a dead disk). Files returned by `create` and `open_read` are wrapped, so their
 //! `append`, `sync` and `read_exact_at` are counted and can fail too.
 //!
+//! [`FaultVfs::hold_next`] makes one operation on a file wait until the test lets it go, to
+//! order the engine's threads (a flush that is slower than the one after it).
+//!
 //! A failed operation never reaches the inner Vfs: a failed `append` writes nothing and a
 //! failed `sync` syncs nothing. (A real disk may write part of a failed write; the engine
 //! must treat the file as unusable after any failure either way, and an all-or-nothing
@@ -17,7 +20,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use super::{CreateOutcome, FileLock, RandomAccessFile, Vfs, WritableFile};
 use crate::error::{Error, Result};
@@ -65,6 +68,81 @@ struct Faults {
     rules: HashMap<IoKind, Rule>,
     /// How long each file sync takes before it reaches the inner Vfs.
     sync_delay: Duration,
+    /// Operations to hold: the next one of the kind on a path ending in the suffix.
+    holds: Vec<(IoKind, String, Arc<Gate>)>,
+}
+
+/// Where a held operation waits.
+#[derive(Debug, Default)]
+struct Gate {
+    /// (reached, released)
+    state: Mutex<(bool, bool)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn pass(&self) {
+        let mut s = self.state.lock();
+        s.0 = true;
+        self.cv.notify_all();
+        while !s.1 {
+            self.cv.wait(&mut s);
+        }
+    }
+
+    fn release(&self) {
+        self.state.lock().1 = true;
+        self.cv.notify_all();
+    }
+}
+
+/// One held operation (`FaultVfs::hold_next`). Dropping it lets the operation go, so a
+/// failing test does not leave an engine thread waiting forever.
+#[derive(Debug)]
+pub struct Hold {
+    gate: Arc<Gate>,
+}
+
+impl Hold {
+    /// Waits up to `timeout` for the operation to arrive; true once it waits here.
+    pub fn wait_reached(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut s = self.gate.state.lock();
+        while !s.0 {
+            if self.gate.cv.wait_until(&mut s, deadline).timed_out() {
+                return s.0;
+            }
+        }
+        true
+    }
+
+    /// Lets the operation go on.
+    pub fn release(&self) {
+        self.gate.release();
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.gate.release();
+    }
+}
+
+/// Waits at a hold set for this operation, if there is one (it fires once).
+fn hold_point(faults: &Mutex<Faults>, kind: IoKind, path: &Path) {
+    let gate = {
+        let mut f = faults.lock();
+        let name = path.to_string_lossy();
+        let Some(i) = f
+            .holds
+            .iter()
+            .position(|(k, suffix, _)| *k == kind && name.ends_with(suffix.as_str()))
+        else {
+            return;
+        };
+        f.holds.remove(i).2
+    };
+    gate.pass();
 }
 
 /// Wraps another Vfs and fails chosen operations. Clones share counters and rules.
@@ -92,6 +170,7 @@ enum Verdict {
 
 /// Counts one operation and says what to do with it.
 fn judge(faults: &Mutex<Faults>, kind: IoKind, path: &Path) -> Verdict {
+    hold_point(faults, kind, path);
     let mut f = faults.lock();
     let n = f.counts.entry(kind).or_insert(0);
     *n += 1;
@@ -159,6 +238,17 @@ impl FaultVfs {
     /// group commit, need it to be in flight for a while.
     pub fn delay_syncs(&self, delay: Duration) {
         self.faults.lock().sync_delay = delay;
+    }
+
+    /// Makes the next operation of `kind` on a path ending in `suffix` wait (before it is
+    /// counted or reaches the inner Vfs) until the returned [`Hold`] is released or dropped.
+    pub fn hold_next(&self, kind: IoKind, suffix: &str) -> Hold {
+        let gate = Arc::new(Gate::default());
+        self.faults
+            .lock()
+            .holds
+            .push((kind, suffix.to_string(), Arc::clone(&gate)));
+        Hold { gate }
     }
 
     /// Removes every rule; counters keep counting.

@@ -24,7 +24,7 @@ mod real;
 #[cfg(feature = "object-store")]
 pub mod object;
 
-pub use fault::{FaultVfs, IoKind};
+pub use fault::{FaultVfs, Hold, IoKind};
 pub use mem::MemVfs;
 #[cfg(all(test, target_os = "linux"))]
 pub(crate) use real::this_thread_io_priority;
