@@ -81,8 +81,10 @@ impl Db {
         }
         for (level, files) in kv.levels.iter().enumerate() {
             if level == 0 {
+                // Each level-0 file is a level of its own: a seek before its first key or
+                // past its last reads nothing from it (iter/level.rs).
                 for f in files {
-                    children.push(Box::new(f.reader.iter()));
+                    children.push(Box::new(LevelIterator::new(vec![Arc::clone(f)])));
                 }
             } else if !files.is_empty() {
                 children.push(Box::new(LevelIterator::new(files.clone())));

@@ -40,8 +40,21 @@ impl MergingIterator {
 
     /// Sets `current` to the child whose key sorts first, `runner_up` to the one after it,
     /// where "first" is `Less` going forward and `Greater` going backward. Equal keys go
-    /// to the child listed first.
+    /// to the child listed first. The leader is loaded before it is handed out
+    /// (`InternalIterator::load`): a child positioned from metadata alone reads its entry
+    /// only if it leads.
     fn find_leader(&mut self, first: Ordering) {
+        loop {
+            self.pick_leader(first);
+            match self.current {
+                Some(cur) if self.children[cur].load() => continue,
+                _ => return,
+            }
+        }
+    }
+
+    /// `find_leader` without the load.
+    fn pick_leader(&mut self, first: Ordering) {
         self.current = None;
         self.runner_up = None;
         if self.any_failed() {
@@ -261,6 +274,59 @@ mod tests {
     use crate::types::make_internal_key;
     use proptest::prelude::*;
 
+    /// A child that, like a level positioned before a file, knows its key after a seek but
+    /// has its value only once loaded; a value asked for before that is an error.
+    struct Unloaded {
+        inner: VecIterator,
+        loaded: bool,
+    }
+
+    impl InternalIterator for Unloaded {
+        fn valid(&self) -> bool {
+            self.inner.valid()
+        }
+        fn seek_to_first(&mut self) {
+            self.inner.seek_to_first();
+            self.loaded = false;
+        }
+        fn seek_to_last(&mut self) {
+            self.inner.seek_to_last();
+            self.loaded = true;
+        }
+        fn seek(&mut self, ikey: &[u8]) {
+            self.inner.seek(ikey);
+            self.loaded = false;
+        }
+        fn seek_for_prev(&mut self, ikey: &[u8]) {
+            self.inner.seek_for_prev(ikey);
+            self.loaded = true;
+        }
+        fn next(&mut self) {
+            self.inner.next();
+            self.loaded = true;
+        }
+        fn prev(&mut self) {
+            self.inner.prev();
+            self.loaded = true;
+        }
+        fn key(&self) -> &[u8] {
+            self.inner.key()
+        }
+        fn value(&self) -> &[u8] {
+            if self.loaded {
+                self.inner.value()
+            } else {
+                b"not loaded"
+            }
+        }
+        fn status(&self) -> Result<()> {
+            Ok(())
+        }
+        fn load(&mut self) -> bool {
+            !std::mem::replace(&mut self.loaded, true)
+        }
+    }
+
     fn ik(k: u8, seq: u64) -> Vec<u8> {
         make_internal_key(&[k], seq, 1)
     }
@@ -272,6 +338,7 @@ mod tests {
                 proptest::collection::btree_set((0u8..20, 1u64..1000), 0..10), 1..5),
             walk in proptest::collection::vec(any::<bool>(), 0..40),
             seek_to in (0u8..22, 0u64..1000),
+            unloaded in proptest::collection::vec(any::<bool>(), 5),
         ) {
             // Sequence numbers are unique across children in the engine; make them so here.
             let mut seen = std::collections::BTreeSet::new();
@@ -285,7 +352,12 @@ mod tests {
                         all.push(ik(k, s));
                     }
                 }
-                children.push(Box::new(VecIterator::new(v)));
+                let inner = VecIterator::new(v);
+                if unloaded[children.len()] {
+                    children.push(Box::new(Unloaded { inner, loaded: true }));
+                } else {
+                    children.push(Box::new(inner));
+                }
             }
             all.sort_by(|a, b| compare_internal(a, b));
             let mut m = MergingIterator::new(children);
@@ -299,6 +371,7 @@ mod tests {
                 }
                 prop_assert!(m.valid());
                 prop_assert_eq!(m.key(), &all[pos][..]);
+                prop_assert_eq!(m.value(), &all[pos][..1]);
                 if fwd { m.next(); pos += 1; } else {
                     m.prev();
                     if pos == 0 { prop_assert!(!m.valid()); break; }

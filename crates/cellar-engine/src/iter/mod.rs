@@ -27,9 +27,17 @@ pub trait InternalIterator: Send {
     fn prev(&mut self);
     /// REQUIRES: `valid()`. The current internal key.
     fn key(&self) -> &[u8];
-    /// REQUIRES: `valid()`.
+    /// REQUIRES: `valid()`, and `load` called since the iterator was positioned, for an
+    /// iterator that positions without reading (`LevelIterator`); `MergingIterator` loads
+    /// every entry it hands out.
     fn value(&self) -> &[u8];
     fn status(&self) -> Result<()>;
+    /// Reads the current entry if a seek positioned the iterator without reading it (its key
+    /// known from metadata); true if it did. The entry's key is unchanged unless that
+    /// metadata was wrong; a failed read leaves the iterator invalid with the error.
+    fn load(&mut self) -> bool {
+        false
+    }
 }
 
 impl<T: InternalIterator + ?Sized> InternalIterator for Box<T> {
@@ -62,5 +70,8 @@ impl<T: InternalIterator + ?Sized> InternalIterator for Box<T> {
     }
     fn status(&self) -> Result<()> {
         (**self).status()
+    }
+    fn load(&mut self) -> bool {
+        (**self).load()
     }
 }
