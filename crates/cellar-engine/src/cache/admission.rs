@@ -14,10 +14,11 @@
 //! The gate does not adapt to the workload: a hot set pays one extra read per block, once.
 //! The measurements, and what would change the rule: docs/design/block-cache-admission.md.
 //!
-//! Not used with direct reads (the second read would go to the device) nor for scans and
-//! metadata, which keep their own rules (`fill_cache`).
+//! Not used with direct reads (the second read would go to the device) nor for metadata
+//! and the blocks scans read through their readahead windows, which keep their own rules
+//! (`fill_cache`). A seek's block passes it only while walks mostly miss (`WalkHitRate`).
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -104,9 +105,83 @@ impl std::fmt::Debug for Doorkeeper {
     }
 }
 
+/// Misses of iterator lookups per period of `WalkHitRate`.
+pub(crate) const WALK_PERIOD_MISSES: u32 = 4096;
+
+/// Whether the blocks a short walk (a seek and the steps after it) misses are all kept:
+/// while its lookups hit the cache at least as often as they miss over the last period, the
+/// cache holds what the walks come back to, and every block goes in; otherwise (walks over
+/// more blocks than the cache holds, as random range reads over a large table) a block
+/// passes the doorkeeper first, as a point read's does. Blocks a walk reads through its
+/// readahead windows are always kept. docs/design/block-cache-admission.md, "Short walks".
+#[derive(Debug)]
+pub struct WalkHitRate {
+    hits: AtomicU32,
+    misses: AtomicU32,
+    keep_all: AtomicBool,
+}
+
+impl Default for WalkHitRate {
+    fn default() -> Self {
+        WalkHitRate {
+            hits: AtomicU32::new(0),
+            misses: AtomicU32::new(0),
+            keep_all: AtomicBool::new(true),
+        }
+    }
+}
+
+impl WalkHitRate {
+    /// Counts one lookup; a period ends at its `WALK_PERIOD_MISSES`-th miss.
+    pub fn record(&self, hit: bool) {
+        if hit {
+            self.hits.fetch_add(1, Relaxed);
+            return;
+        }
+        let misses = self.misses.fetch_add(1, Relaxed) + 1;
+        if misses >= WALK_PERIOD_MISSES {
+            self.misses.store(0, Relaxed);
+            let hits = self.hits.swap(0, Relaxed);
+            self.keep_all.store(hits >= misses, Relaxed);
+        }
+    }
+
+    /// Whether a block a walk missed goes into the cache without the doorkeeper.
+    pub fn keep_all(&self) -> bool {
+        self.keep_all.load(Relaxed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn walks_keep_every_block_while_they_hit_as_often_as_they_miss() {
+        let w = WalkHitRate::default();
+        assert!(w.keep_all(), "a cold cache keeps what walks read");
+        for _ in 0..WALK_PERIOD_MISSES {
+            w.record(true);
+            w.record(false);
+        }
+        assert!(w.keep_all());
+        for i in 0..WALK_PERIOD_MISSES * 3 {
+            w.record(i % 3 == 0);
+            if i % 3 == 0 {
+                w.record(false);
+            }
+        }
+        assert!(
+            !w.keep_all(),
+            "one hit in three lookups: the doorkeeper decides"
+        );
+        for _ in 0..WALK_PERIOD_MISSES {
+            w.record(true);
+            w.record(true);
+            w.record(false);
+        }
+        assert!(w.keep_all(), "the walks came back to what the cache holds");
+    }
 
     #[test]
     fn a_block_is_admitted_on_its_second_miss() {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
-use crate::cache::admission::Doorkeeper;
+use crate::cache::admission::{Doorkeeper, WalkHitRate};
 use crate::cache::warm::WarmUp;
 use crate::cache::MetadataBudget;
 use crate::sst::block::{Block, CACHE_LINE};
@@ -93,6 +93,8 @@ pub struct BlockCache {
     warm_up: Option<Arc<WarmUp>>,
     /// Admission of blocks point reads missed (`admission.rs`); `None` admits every one.
     doorkeeper: Option<Doorkeeper>,
+    /// Whether blocks short walks miss skip the doorkeeper (`admission.rs`).
+    walks: WalkHitRate,
 }
 
 impl BlockCache {
@@ -115,6 +117,7 @@ impl BlockCache {
             budget: Arc::new(MetadataBudget::new(metadata_budget_bytes)),
             warm_up: None,
             doorkeeper: None,
+            walks: WalkHitRate::default(),
         }
     }
 
@@ -140,6 +143,21 @@ impl BlockCache {
             .is_none_or(|d| d.admit(file_number, offset))
         {
             self.insert(file_number, offset, block);
+        }
+    }
+
+    /// Counts an iterator's lookup of a data block, hit or miss (`WalkHitRate`).
+    pub fn record_walk_lookup(&self, hit: bool) {
+        self.walks.record(hit);
+    }
+
+    /// Keeps a data block a short walk just missed: always while walks hit the cache at
+    /// least as often as they miss, else if the doorkeeper lets it in (`WalkHitRate`).
+    pub fn insert_walk_block(&self, file_number: u64, offset: u64, block: Arc<Block>) {
+        if self.walks.keep_all() {
+            self.insert(file_number, offset, block);
+        } else {
+            self.insert_point_read(file_number, offset, block);
         }
     }
 

@@ -142,7 +142,9 @@ impl OpenFile {
     ) -> Result<Arc<Block>> {
         let h = self.meta.handle(&self.src, ord)?;
         let sequential = ahead.follow(step);
-        if let Some(b) = self.cached_block(h) {
+        let cached = self.cached_block(h);
+        self.src.cache.record_walk_lookup(cached.is_some());
+        if let Some(b) = cached {
             return Ok(b);
         }
         if sequential && ahead.raw(h).is_none() {
@@ -150,6 +152,7 @@ impl OpenFile {
                 self.read_window(h, window, ahead)?;
             }
         }
+        let windowed = ahead.raw(h).is_some();
         let block = match ahead.raw(h) {
             Some(raw) => {
                 let data = decode_block_slice(&self.src.path, h.offset, raw)?;
@@ -161,10 +164,16 @@ impl OpenFile {
             },
         };
         let block = Arc::new(block);
-        // A long scan's blocks come from its windows; they are not kept.
+        // A long scan's blocks come from its windows; they are not kept. A short walk's
+        // blocks are, those read through a window always, a seek's block under the walks'
+        // admission rule (cache/admission.rs, `WalkHitRate`).
         if fill_cache && !ahead.is_long_scan() {
             let cache = &self.src.cache;
-            cache.insert(self.src.file_number, h.offset, block.clone());
+            if windowed {
+                cache.insert(self.src.file_number, h.offset, block.clone());
+            } else {
+                cache.insert_walk_block(self.src.file_number, h.offset, block.clone());
+            }
         }
         Ok(block)
     }

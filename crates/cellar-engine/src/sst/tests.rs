@@ -659,6 +659,35 @@ fn mapped_seeks_decode_from_the_map_and_walks_read_windows() {
     }
 }
 
+/// A seek's block enters the cache at once while short walks hit it as often as they miss;
+/// once they mostly miss (more blocks than the cache holds), on its second miss only.
+#[test]
+fn a_seeks_block_passes_the_doorkeeper_while_walks_mostly_miss() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let entries = random_entries(&mut rng, 3_000);
+    let (bytes, _) = build(&entries, opts(Compression::None, 10, 256, 4));
+    let cache = Arc::new(BlockCache::new(64 << 20).with_doorkeeper());
+    let (r, _) = open_in(bytes, Arc::clone(&cache)).expect("open");
+    let mut it = r.iter();
+    let mut seek_and_measure = |key: &[u8]| {
+        let used = cache.used_bytes();
+        it.seek(key);
+        assert_eq!(it.valid().then(|| it.key()), Some(key));
+        cache.used_bytes() - used
+    };
+    assert!(
+        seek_and_measure(&entries[0].0) > 0,
+        "a cold cache keeps a seek's block"
+    );
+    for _ in 0..crate::cache::admission::WALK_PERIOD_MISSES {
+        cache.record_walk_lookup(false);
+    }
+    let far = &entries[entries.len() - 1].0;
+    assert_eq!(seek_and_measure(far), 0, "kept on its first miss");
+    assert!(seek_and_measure(far) > 0, "not kept on its second miss");
+    assert_eq!(seek_and_measure(far), 0, "not a hit");
+}
+
 #[test]
 fn one_block_read_per_get() {
     let entries = straddling_entries();
