@@ -108,7 +108,9 @@ impl std::fmt::Debug for Doorkeeper {
 /// Misses of iterator lookups per period of `WalkHitRate`.
 pub(crate) const WALK_PERIOD_MISSES: u32 = 4096;
 
-/// Whether the blocks a short walk (a seek and the steps after it) misses are all kept:
+/// Whether the blocks a short walk (a seek and the steps after it) misses are all kept
+/// (counted over the lookups of walks that may keep blocks, not a compaction's or a long
+/// scan's):
 /// while its lookups hit the cache at least as often as they miss over the last period, the
 /// cache holds what the walks come back to, and every block goes in; otherwise (walks over
 /// more blocks than the cache holds, as random range reads over a large table) a block

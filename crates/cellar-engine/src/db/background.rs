@@ -1,6 +1,6 @@
 //! Background work: `Options::flush_threads` threads flush frozen memtables to level 0
-//! (`flush.rs`), another runs the compactions the picker asks for (here). Both publish their results through
-//! `version_set::log_and_apply`.
+//! (`flush.rs`), another runs the compactions the picker asks for (here). All publish their
+//! results through `version_set::log_and_apply`.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;

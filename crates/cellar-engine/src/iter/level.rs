@@ -61,14 +61,17 @@ impl LevelIterator {
                 self.cur = None;
                 self.at_unread_start = true;
             }
-            _ => {
-                if self.open(index) {
-                    if let Some(c) = self.cur.as_mut() {
-                        c.seek_to_first();
-                    }
-                    self.skip_forward();
-                }
+            _ => self.open_at_first(index),
+        }
+    }
+
+    /// Opens file `index` at its first entry (or the first entry after it).
+    fn open_at_first(&mut self, index: usize) {
+        if self.open(index) {
+            if let Some(c) = self.cur.as_mut() {
+                c.seek_to_first();
             }
+            self.skip_forward();
         }
     }
 
@@ -160,24 +163,24 @@ impl InternalIterator for LevelIterator {
         if !self.at_unread_start {
             return false;
         }
-        if self.open(self.index) {
-            if let Some(c) = self.cur.as_mut() {
-                c.seek_to_first();
-            }
-            self.skip_forward();
-        }
+        self.open_at_first(self.index);
         true
     }
     fn next(&mut self) {
-        self.load();
-        if let Some(c) = self.cur.as_mut().filter(|c| c.valid()) {
+        // A failed load leaves nothing to step past.
+        if self.load() && !self.valid() {
+            return;
+        }
+        if let Some(c) = self.cur.as_mut() {
             c.next();
         }
         self.skip_forward();
     }
     fn prev(&mut self) {
-        self.load();
-        if let Some(c) = self.cur.as_mut().filter(|c| c.valid()) {
+        if self.load() && !self.valid() {
+            return;
+        }
+        if let Some(c) = self.cur.as_mut() {
             c.prev();
         }
         self.skip_backward();

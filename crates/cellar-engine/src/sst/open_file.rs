@@ -142,8 +142,13 @@ impl OpenFile {
     ) -> Result<Arc<Block>> {
         let h = self.meta.handle(&self.src, ord)?;
         let sequential = ahead.follow(step);
+        // Only a block this walk could keep counts toward the walks' hit rate: a compaction's
+        // or a long scan's lookups miss by design and say nothing about what walks come back to.
+        let keeps = fill_cache && !ahead.is_long_scan();
         let cached = self.cached_block(h);
-        self.src.cache.record_walk_lookup(cached.is_some());
+        if keeps {
+            self.src.cache.record_walk_lookup(cached.is_some());
+        }
         if let Some(b) = cached {
             return Ok(b);
         }
@@ -152,22 +157,24 @@ impl OpenFile {
                 self.read_window(h, window, ahead)?;
             }
         }
-        let windowed = ahead.raw(h).is_some();
-        let block = match ahead.raw(h) {
+        let (block, windowed) = match ahead.raw(h) {
             Some(raw) => {
                 let data = decode_block_slice(&self.src.path, h.offset, raw)?;
-                Block::new(data, self.src.shared_path.clone(), h.offset)?
+                (
+                    Block::new(data, self.src.shared_path.clone(), h.offset)?,
+                    true,
+                )
             }
             None => match self.mapped_block(h)? {
-                Some(block) => block,
-                None => self.src.read_block_as(h, walk_or_scan(ahead))?,
+                Some(block) => (block, false),
+                None => (self.src.read_block_as(h, walk_or_scan(ahead))?, false),
             },
         };
         let block = Arc::new(block);
         // A long scan's blocks come from its windows; they are not kept. A short walk's
         // blocks are, those read through a window always, a seek's block under the walks'
         // admission rule (cache/admission.rs, `WalkHitRate`).
-        if fill_cache && !ahead.is_long_scan() {
+        if keeps {
             let cache = &self.src.cache;
             if windowed {
                 cache.insert(self.src.file_number, h.offset, block.clone());

@@ -679,6 +679,19 @@ fn a_seeks_block_passes_the_doorkeeper_while_walks_mostly_miss() {
         seek_and_measure(&entries[0].0) > 0,
         "a cold cache keeps a seek's block"
     );
+    // Walks that keep nothing (a compaction's input) miss every block without counting.
+    let blocks = r.properties().num_data_blocks;
+    let passes = u64::from(crate::cache::admission::WALK_PERIOD_MISSES) / blocks + 2;
+    for _ in 0..passes {
+        assert_eq!(
+            collect_forward(&mut r.iter_with(false)).len(),
+            entries.len()
+        );
+    }
+    assert!(
+        seek_and_measure(&entries[entries.len() / 2].0) > 0,
+        "a compaction's misses turned the walks' rule"
+    );
     for _ in 0..crate::cache::admission::WALK_PERIOD_MISSES {
         cache.record_walk_lookup(false);
     }
