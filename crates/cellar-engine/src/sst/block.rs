@@ -275,6 +275,9 @@ impl Block {
         (start <= end).then_some(start..end)
     }
 
+    // Every step of a scan decodes one entry: inlined into `parse_next` whatever the
+    // compiler's heuristics decide that day (docs/design/codegen.md).
+    #[inline(always)]
     fn decode_entry(&self, off: usize) -> Option<EntryLoc> {
         let entry = self.data.get(off..self.restarts_off)?;
         // Small keys and values (the common case) have three one-byte lengths: read them
