@@ -39,8 +39,9 @@ workload() {
         --engines cellar,rocksdb,lmdb,fjall --dir "$data/hypertable" ;;
     elliptics) run elliptics-5m.jsonl elliptics --engines cellar,rocksdb,lmdb,hbase \
         --records 5000000 --seconds 30 --step-seconds 5 --fio --dir "$data/elliptics" ;;
-    elliptics-215m) run elliptics-215m.jsonl elliptics --engines cellar,rocksdb \
-        --records 215000000 --seconds 30 --step-seconds 5 --fio --dir "$data/elliptics-215m" ;;
+    elliptics-215m) run elliptics-215m.jsonl elliptics --engines cellar,rocksdb,lmdb \
+        --records 215000000 --seconds 30 --step-seconds 5 --fio --fio-file-mb 26300 \
+        --dir "$data/elliptics-215m" ;;
     mapfile) run mapfile-10m.jsonl mapfile --records 10000000 \
         --engines cellar,rocksdb,lmdb,mapfile,hbase --dir "$data/mapfile" ;;
     mapfile-100m) run mapfile-100m.jsonl mapfile --records 100000000 \

@@ -55,28 +55,51 @@ fn elliptics_quick_cellar_reports_every_variant() {
         .lines()
         .map(|l| common::record(l, "elliptics"))
         .collect();
-    // fio's line comes last, and each max-rate line says how it compares with it.
-    let fio = records.pop().expect("the fio line");
+    // fio's two lines come last: the random reads' ceiling, then the range phases' (at
+    // --scan-threads, 8 by default); each max-rate and range line says how it compares with
+    // the ceiling at its own number of reads in flight.
+    let fio_ranges = records.pop().expect("the range phases' fio line");
+    let fio = records.pop().expect("the random reads' fio line");
     assert_eq!(
         (fio["engine"].as_str(), fio["variant"].as_str()),
         (Some("fio"), Some("device 4 KiB random reads, 4 in flight")),
         "{fio}"
     );
-    let iops = fio["metrics"]["ops_per_sec"].as_f64().unwrap();
-    assert!(
-        iops > 0.0 && fio["metrics"]["p99_us"].as_f64().unwrap() > 0.0,
-        "{fio}"
+    assert_eq!(
+        (
+            fio_ranges["engine"].as_str(),
+            fio_ranges["variant"].as_str()
+        ),
+        (
+            Some("fio"),
+            Some("range ceiling: device 4 KiB random reads, 8 in flight")
+        ),
+        "{fio_ranges}"
     );
-    assert!(
-        fio["metrics"]["note"].as_str().unwrap().starts_with("fio-"),
-        "{fio}"
-    );
-    for r in &records[2..4] {
+    for f in [&fio, &fio_ranges] {
+        assert!(
+            f["metrics"]["ops_per_sec"].as_f64().unwrap() > 0.0
+                && f["metrics"]["p99_us"].as_f64().unwrap() > 0.0,
+            "{f}"
+        );
+        assert!(
+            f["metrics"]["note"].as_str().unwrap().starts_with("fio-"),
+            "{f}"
+        );
+    }
+    for (r, ceiling, in_flight) in [
+        (&records[2], &fio, 4),
+        (&records[3], &fio, 4),
+        (&records[4], &fio_ranges, 8),
+        (&records[5], &fio_ranges, 8),
+    ] {
+        let iops = ceiling["metrics"]["ops_per_sec"].as_f64().unwrap();
         let share = r["metrics"]["ops_per_sec"].as_f64().unwrap() / iops;
         let note = r["metrics"]["note"].as_str().unwrap();
         assert!(
             note.ends_with(&format!(
-                "{share:.2}x the device's 4 KiB random reads at the same 4 in flight (fio, this run)"
+                "{share:.2}x the device's 4 KiB random reads at the same {in_flight} in flight \
+                 (fio, this run)"
             )),
             "{note}"
         );

@@ -1,9 +1,11 @@
-//! The device's ceiling for the read phases' pattern, measured by fio in the same run
-//! (`--fio`): 4 KiB random reads with O_DIRECT, one `pread` at a time from each of `--threads`
-//! jobs (`psync`), so as many reads are in flight as the open loop's reader threads can have,
-//! for one step's length, over a file laid out first in the run's directory (on the disk the
-//! engines' files were on). A cold get that reads one block of about 4 KiB cannot be served
-//! faster than this, so the max-rate rows say how close each engine came to it.
+//! The device's ceilings for the read phases' patterns, measured by fio in the same run
+//! (`--fio`): 4 KiB random reads with O_DIRECT, one `pread` at a time from each of N jobs
+//! (`psync`), for one step's length each, over a file laid out first in the run's directory
+//! (on the disk the engines' files were on). Twice: with N = `--threads`, as many reads in
+//! flight as the open loop's reader threads can have, and with N = `--scan-threads`, as many
+//! as the range phases' closed loop has. A cold get, or a cold seek whose rows fit in one
+//! block, reads one block of about 4 KiB and cannot be served faster than this, so the
+//! max-rate and range rows say how close each engine came to it.
 
 use std::path::Path;
 
@@ -16,9 +18,18 @@ use crate::error::{BenchError, Result};
 /// The `engine` of the ceiling's line.
 pub const ENGINE: &str = "fio";
 
-/// The ceiling's variant, in the random reads' table.
+/// The random reads' ceiling's variant, in their table.
 pub fn variant(spec: &Spec) -> String {
     format!("device 4 KiB random reads, {} in flight", spec.threads)
+}
+
+/// The range phases' ceiling's variant: "range" first puts it in their table
+/// (`report::model::elliptics_group`).
+pub fn range_variant(spec: &Spec) -> String {
+    format!(
+        "range ceiling: device 4 KiB random reads, {} in flight",
+        spec.scan_threads
+    )
 }
 
 /// The smallest file fio reads by default.
@@ -38,16 +49,26 @@ pub fn default_file_bytes(lines: &[Line]) -> u64 {
 }
 
 /// Runs fio in a scratch directory under `spec.dir` (removed afterwards) and returns the
-/// ceiling's line: IOPS as ops/s, fio's completion latencies.
-pub fn measure(spec: &Spec, file_bytes: u64) -> Result<Line> {
+/// ceilings' lines, the random reads' then the range phases': IOPS as ops/s, fio's
+/// completion latencies. The second run reads the file the first laid out.
+pub fn measure(spec: &Spec, file_bytes: u64) -> Result<Vec<Line>> {
     let scratch = spec.dir.join("fio-scratch");
     std::fs::create_dir_all(&scratch).map_err(|e| BenchError::io(&scratch, e))?;
-    let r = run(spec, &scratch, file_bytes);
+    let r = run(spec, &scratch, file_bytes, spec.threads, variant(spec)).and_then(|gets| {
+        let ranges = run(
+            spec,
+            &scratch,
+            file_bytes,
+            spec.scan_threads,
+            range_variant(spec),
+        )?;
+        Ok(vec![gets, ranges])
+    });
     let _ = std::fs::remove_dir_all(&scratch);
     r
 }
 
-fn run(spec: &Spec, scratch: &Path, file_bytes: u64) -> Result<Line> {
+fn run(spec: &Spec, scratch: &Path, file_bytes: u64, jobs: usize, variant: String) -> Result<Line> {
     let version = crate::fio::version()?;
     let args = vec![
         "--name=randread".to_string(),
@@ -57,7 +78,7 @@ fn run(spec: &Spec, scratch: &Path, file_bytes: u64) -> Result<Line> {
         "--bs=4k".to_string(),
         "--direct=1".to_string(),
         "--ioengine=psync".to_string(),
-        format!("--numjobs={}", spec.threads),
+        format!("--numjobs={jobs}"),
         "--group_reporting".to_string(),
         "--time_based".to_string(),
         format!(
@@ -66,24 +87,23 @@ fn run(spec: &Spec, scratch: &Path, file_bytes: u64) -> Result<Line> {
         ),
     ];
     let json = crate::fio::run(&args, "4 KiB random reads")?;
-    let mut line = line_from(&json, spec)
+    let mut line = line_from(&json, spec, variant)
         .ok_or_else(|| BenchError::Invalid("--fio: no read result in fio's output".into()))?;
     line.note = format!(
-        "{version}: O_DIRECT, psync, {} jobs, {} MiB file",
-        spec.threads,
+        "{version}: O_DIRECT, psync, {jobs} jobs, {} MiB file",
         file_bytes >> 20
     );
     Ok(line)
 }
 
 /// The line of fio's group-reported JSON: read IOPS, completion latency percentiles.
-fn line_from(json: &Value, spec: &Spec) -> Option<Line> {
+fn line_from(json: &Value, spec: &Spec, variant: String) -> Option<Line> {
     let job = json.get("jobs")?.as_array()?.first()?;
     let read = job.get("read")?;
     let iops = read.get("iops")?.as_f64()?;
     let pct = read.get("clat_ns")?.get("percentile")?;
     let us = |p: &str| pct.get(p).and_then(Value::as_f64).map(|ns| ns / 1000.0);
-    let mut line = Line::new(ENGINE, variant(spec), spec);
+    let mut line = Line::new(ENGINE, variant, spec);
     line.ops = read.get("total_ios")?.as_u64()?;
     // With group reporting `job_runtime` adds up the jobs' times.
     line.seconds = line.ops as f64 / iops.max(f64::MIN_POSITIVE);
@@ -96,17 +116,31 @@ fn line_from(json: &Value, spec: &Spec) -> Option<Line> {
     Some(line)
 }
 
-/// Appends to each engine's max-rate line how its rate compares with the ceiling.
-pub fn annotate(lines: &mut [Line], ceiling: &Line, spec: &Spec) {
-    if ceiling.ops_per_sec <= 0.0 {
-        return;
-    }
-    let max_rates = [spec.variant_max_p50(), spec.variant_max_p99()];
-    for l in lines.iter_mut().filter(|l| max_rates.contains(&l.variant)) {
+/// Appends to each engine's max-rate and range lines how its rate compares with the
+/// ceiling measured at the same number of reads in flight (`ceilings` as `measure` returns
+/// them).
+pub fn annotate(lines: &mut [Line], ceilings: &[Line], spec: &Spec) {
+    for l in lines.iter_mut().filter(|l| l.engine != ENGINE) {
+        let (ceiling, in_flight) = if l.variant.starts_with("range") {
+            (
+                ceilings.iter().find(|c| c.variant == range_variant(spec)),
+                spec.scan_threads,
+            )
+        } else if [spec.variant_max_p50(), spec.variant_max_p99()].contains(&l.variant) {
+            (
+                ceilings.iter().find(|c| c.variant == variant(spec)),
+                spec.threads,
+            )
+        } else {
+            continue;
+        };
+        let Some(ceiling) = ceiling.filter(|c| c.ops_per_sec > 0.0) else {
+            continue;
+        };
         let share = format!(
-            "{:.2}x the device's 4 KiB random reads at the same {} in flight (fio, this run)",
-            l.ops_per_sec / ceiling.ops_per_sec,
-            spec.threads
+            "{:.2}x the device's 4 KiB random reads at the same {in_flight} in flight (fio, \
+             this run)",
+            l.ops_per_sec / ceiling.ops_per_sec
         );
         l.note = if l.note.is_empty() {
             share
@@ -134,7 +168,7 @@ mod tests {
  "total_ios":256000,"iops":128000.0,"clat_ns":{"max":9000000.0,
  "percentile":{"50.000000":200000,"90.000000":400000,"99.000000":1000000}}}}]}"#;
         let json = crate::fio::parse(out).unwrap();
-        let c = line_from(&json, &spec()).unwrap();
+        let c = line_from(&json, &spec(), variant(&spec())).unwrap();
         assert_eq!(c.engine, "fio");
         assert_eq!(c.variant, "device 4 KiB random reads, 32 in flight");
         assert_eq!((c.ops, c.ops_per_sec, c.seconds), (256_000, 128_000.0, 2.0));
@@ -142,21 +176,45 @@ mod tests {
             (c.p50_us, c.p90_us, c.p99_us, c.max_us),
             (200.0, 400.0, 1000.0, 9000.0)
         );
-        assert!(line_from(&crate::fio::parse(r#"{"jobs":[]}"#).unwrap(), &spec()).is_none());
+        let empty = crate::fio::parse(r#"{"jobs":[]}"#).unwrap();
+        assert!(line_from(&empty, &spec(), variant(&spec())).is_none());
+    }
 
-        let s = spec();
+    #[test]
+    fn elliptics_ceilings_annotate_max_rates_and_ranges_at_their_own_depths() {
+        let mut s = spec();
+        s.scan_threads = 8;
+        let mut gets = Line::new(ENGINE, variant(&s), &s);
+        gets.ops_per_sec = 128_000.0;
+        let mut ranges = Line::new(ENGINE, range_variant(&s), &s);
+        ranges.ops_per_sec = 50_000.0;
+        assert_eq!(
+            ranges.variant,
+            "range ceiling: device 4 KiB random reads, 8 in flight"
+        );
         let mut lines = vec![
             Line::new("cellar", s.variant_max_p99(), &s),
             Line::new("cellar", "range seek+10", &s),
+            Line::new("cellar", s.variant_fixed(), &s),
         ];
         lines[0].ops_per_sec = 96_000.0;
         lines[0].note = "on disk 1 GiB".into();
-        annotate(&mut lines, &c, &s);
+        lines[1].ops_per_sec = 40_000.0;
+        let ceilings = [gets, ranges];
+        annotate(&mut lines, &ceilings, &s);
         assert_eq!(
             lines[0].note,
             "on disk 1 GiB; 0.75x the device's 4 KiB random reads at the same 32 in flight (fio, this run)"
         );
-        assert!(lines[1].note.is_empty());
+        assert_eq!(
+            lines[1].note,
+            "0.80x the device's 4 KiB random reads at the same 8 in flight (fio, this run)"
+        );
+        assert!(lines[2].note.is_empty(), "the fixed rate is not compared");
+        // Without the range phases' ceiling their lines stay as they are.
+        let mut range = vec![Line::new("cellar", "range seek+100", &s)];
+        annotate(&mut range, &ceilings[..1], &s);
+        assert!(range[0].note.is_empty());
     }
 
     #[test]

@@ -113,8 +113,9 @@ pub struct EllipticsArgs {
     /// Keep each engine's data after its run
     #[arg(long)]
     pub keep_data: bool,
-    /// After the engines, measure the device's ceiling for the read phases with fio: 4 KiB
-    /// random reads, O_DIRECT, --threads in flight, one step long (needs fio)
+    /// After the engines, measure the device's ceilings for the read phases with fio: 4 KiB
+    /// random reads, O_DIRECT, --threads in flight and then --scan-threads in flight, one step
+    /// long each (needs fio)
     #[arg(long)]
     pub fio: bool,
     /// Size of the file fio reads (MiB) [default: the size on disk of the largest database
@@ -358,14 +359,15 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
             |mb| mb.saturating_mul(1 << 20),
         );
         eprintln!(
-            "[fio] 4 KiB random reads, {} in flight, {} MiB file",
+            "[fio] 4 KiB random reads, {} and then {} in flight, {} MiB file",
             spec.threads,
+            spec.scan_threads,
             fio_bytes >> 20
         );
         match ceiling::measure(&spec, fio_bytes) {
-            Ok(c) => {
+            Ok(mut c) => {
                 ceiling::annotate(&mut lines, &c, &spec);
-                lines.push(c);
+                lines.append(&mut c);
                 order.push(ceiling::ENGINE.to_string());
             }
             Err(e) => {
