@@ -59,19 +59,83 @@ fn field(text: &str, name: &str) -> Option<u64> {
 /// process. `None` when `path` is not on a block device (tmpfs, overlay, a network file
 /// system) or the counters cannot be read.
 pub fn device_bytes_written(path: &Path) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    let dev = std::fs::metadata(path).ok()?.dev();
-    let stat = format!(
-        "/sys/dev/block/{}:{}/stat",
-        libc::major(dev),
-        libc::minor(dev)
-    );
+    let stat = device_stat_path(path)?;
     sectors_written(&std::fs::read_to_string(stat).ok()?).map(|s| s.saturating_mul(512))
 }
 
 /// The seventh field of a block device's `stat` file (docs: Documentation/block/stat.rst).
 fn sectors_written(stat: &str) -> Option<u64> {
     stat.split_whitespace().nth(6)?.parse().ok()
+}
+
+/// The `stat` file of the block device that holds `path`.
+fn device_stat_path(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    Some(format!(
+        "/sys/dev/block/{}:{}/stat",
+        libc::major(dev),
+        libc::minor(dev)
+    ))
+}
+
+/// Milliseconds the device has spent with I/O in flight since boot (`io_ticks`, the tenth
+/// field of its `stat` file).
+fn io_ticks_ms(stat: &str) -> Option<u64> {
+    stat.split_whitespace().nth(9)?.parse().ok()
+}
+
+/// How long `wait_for_quiet_device` waited, and whether the device went quiet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuietWait {
+    pub waited: std::time::Duration,
+    pub quiet: bool,
+}
+
+/// Device time per second of wall time below which the device counts as idle: a journal
+/// commit or a log line may touch it, a discard or a writeback keeps it busy.
+const IDLE_BUSY_SHARE: f64 = 0.02;
+
+/// `sync(2)`, then waits until the device that holds `path` has been idle for `quiet`
+/// (busy less than 2 % of each second by its `io_ticks`), at most `timeout`. A file system
+/// mounted with `discard` trims a deleted file's blocks after the delete returns, and the
+/// dirty pages of a large write reach the device after the writer is gone: a measurement
+/// that starts then shares the device with them. `None` when `path` is not on a block device
+/// whose counters can be read.
+pub fn wait_for_quiet_device(
+    path: &Path,
+    quiet: std::time::Duration,
+    timeout: std::time::Duration,
+) -> Option<QuietWait> {
+    use std::time::{Duration, Instant};
+    let stat = device_stat_path(path)?;
+    let ticks = || io_ticks_ms(&std::fs::read_to_string(&stat).ok()?);
+    sync_all();
+    let start = Instant::now();
+    let step = Duration::from_millis(500);
+    let idle_ms = (step.as_secs_f64() * 1000.0 * IDLE_BUSY_SHARE).ceil() as u64;
+    let mut last = ticks()?;
+    let mut idle_since = Instant::now();
+    loop {
+        if idle_since.elapsed() >= quiet {
+            return Some(QuietWait {
+                waited: start.elapsed(),
+                quiet: true,
+            });
+        }
+        if start.elapsed() >= timeout {
+            return Some(QuietWait {
+                waited: start.elapsed(),
+                quiet: false,
+            });
+        }
+        std::thread::sleep(step);
+        let now = ticks()?;
+        if now.saturating_sub(last) > idle_ms {
+            idle_since = Instant::now();
+        }
+        last = now;
+    }
 }
 
 /// `sync(2)`: every dirty page of every file system is on its device when it returns.
@@ -172,6 +236,27 @@ mod tests {
         let line = "   22150     6171  1398482    10213   380044   140519  7612144   404567 0 0 0";
         assert_eq!(sectors_written(line), Some(7_612_144));
         assert_eq!(sectors_written("1 2 3"), None);
+        assert_eq!(io_ticks_ms(line), Some(0));
+        let busy = "1 2 3 4 5 6 7 8 0 2392748 24224590 536871 48 3050682784 162331";
+        assert_eq!(io_ticks_ms(busy), Some(2_392_748));
+        assert_eq!(io_ticks_ms("1 2 3"), None);
+    }
+
+    #[test]
+    fn waits_for_the_device_and_gives_up_at_the_timeout() {
+        use std::time::Duration;
+        let d = tempfile::tempdir().unwrap();
+        let Some(w) =
+            wait_for_quiet_device(d.path(), Duration::from_millis(600), Duration::from_secs(5))
+        else {
+            return; // not on a block device here (tmpfs): nothing to wait for
+        };
+        assert!(w.waited >= Duration::from_millis(500), "{w:?}");
+        // A timeout shorter than the quiet period ends the wait unquiet.
+        let w = wait_for_quiet_device(d.path(), Duration::from_secs(60), Duration::from_secs(1))
+            .unwrap();
+        assert!(!w.quiet && w.waited >= Duration::from_secs(1), "{w:?}");
+        assert!(w.waited < Duration::from_secs(3), "{w:?}");
     }
 
     #[test]

@@ -8,12 +8,14 @@
 //! max-rate and range rows say how close each engine came to it.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::line::Line;
 use super::Spec;
 use crate::error::{BenchError, Result};
+use crate::procfs;
 
 /// The `engine` of the ceiling's line.
 pub const ENGINE: &str = "fio";
@@ -54,25 +56,63 @@ pub fn default_file_bytes(lines: &[Line]) -> u64 {
 pub fn measure(spec: &Spec, file_bytes: u64) -> Result<Vec<Line>> {
     let scratch = spec.dir.join("fio-scratch");
     std::fs::create_dir_all(&scratch).map_err(|e| BenchError::io(&scratch, e))?;
-    let r = run(spec, &scratch, file_bytes, spec.threads, variant(spec)).and_then(|gets| {
-        let ranges = run(
+    let r = lay_out(&scratch, file_bytes, spec.quiet()).and_then(|settled| {
+        let mut gets = run(spec, &scratch, file_bytes, spec.threads, variant(spec))?;
+        let mut ranges = run(
             spec,
             &scratch,
             file_bytes,
             spec.scan_threads,
             range_variant(spec),
         )?;
+        for l in [&mut gets, &mut ranges] {
+            l.notes.push(settled.clone());
+        }
         Ok(vec![gets, ranges])
     });
     let _ = std::fs::remove_dir_all(&scratch);
     r
 }
 
+/// Has fio lay out its file and waits until the device has been idle for `quiet`: the
+/// layout's writes and the trimming of the databases deleted before would otherwise share the
+/// device with the reads (`procfs::wait_for_quiet_device`). Returns a note saying how long
+/// that took.
+fn lay_out(scratch: &Path, file_bytes: u64, quiet: Duration) -> Result<String> {
+    crate::fio::run(
+        &[
+            "--name=layout".to_string(),
+            format!("--filename={}", file_path(scratch).display()),
+            format!("--size={file_bytes}"),
+            "--create_only=1".to_string(),
+        ],
+        "file layout",
+    )?;
+    Ok(
+        match procfs::wait_for_quiet_device(scratch, quiet, super::DEVICE_IDLE_TIMEOUT) {
+            Some(w) if w.quiet => format!(
+                "file laid out, then the device idle for {:.0} s before the reads (after {:.0} s)",
+                quiet.as_secs_f64(),
+                w.waited.as_secs_f64()
+            ),
+            Some(w) => format!(
+                "file laid out; the device was still busy when the reads began ({:.0} s later)",
+                w.waited.as_secs_f64()
+            ),
+            None => "file laid out; the device's counters could not be read".to_string(),
+        },
+    )
+}
+
+fn file_path(scratch: &Path) -> std::path::PathBuf {
+    scratch.join("ceiling")
+}
+
 fn run(spec: &Spec, scratch: &Path, file_bytes: u64, jobs: usize, variant: String) -> Result<Line> {
     let version = crate::fio::version()?;
     let args = vec![
         "--name=randread".to_string(),
-        format!("--filename={}", scratch.join("ceiling").display()),
+        format!("--filename={}", file_path(scratch).display()),
         format!("--size={file_bytes}"),
         "--rw=randread".to_string(),
         "--bs=4k".to_string(),

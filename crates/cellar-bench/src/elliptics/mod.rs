@@ -23,8 +23,8 @@ mod hbase;
 mod line;
 pub(crate) mod openloop;
 
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::engines;
 use crate::error::{BenchError, Result};
 use crate::java;
+use crate::procfs;
 
 pub use line::Line;
 
@@ -213,6 +214,12 @@ impl Spec {
             .saturating_mul((data::KEY_BYTES + self.value_size) as u64)
     }
 
+    /// How long the device must have been idle before an engine loads and before fio reads:
+    /// one step.
+    pub fn quiet(&self) -> Duration {
+        Duration::from_secs_f64(self.step_seconds)
+    }
+
     pub fn variant_fixed(&self) -> String {
         format!("fixed rps={}", self.rps)
     }
@@ -333,6 +340,7 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
     let mut lines = Vec::new();
     let mut failure = None;
     for r in &runners {
+        settle_device(&spec.dir, spec.quiet());
         let started = Instant::now();
         eprintln!("[{}] starting", r.name());
         let (mut got, result) = match r {
@@ -390,6 +398,28 @@ pub fn run(a: &EllipticsArgs) -> Result<()> {
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// The longest wait for the device to go idle (`settle_device`, `ceiling::lay_out`).
+pub(crate) const DEVICE_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Waits until the device under `dir` has been idle for `quiet`, so that an engine's load does
+/// not share it with the trimming of the database deleted before it (a file system mounted
+/// with `discard` trims after the delete returns) or with its dirty pages
+/// (`procfs::wait_for_quiet_device`).
+fn settle_device(dir: &Path, quiet: Duration) {
+    match procfs::wait_for_quiet_device(dir, quiet, DEVICE_IDLE_TIMEOUT) {
+        Some(w) if w.quiet => eprintln!(
+            "[disk] idle for {:.0} s after {:.0} s",
+            quiet.as_secs_f64(),
+            w.waited.as_secs_f64()
+        ),
+        Some(w) => eprintln!(
+            "[disk] still busy after {:.0} s; going on",
+            w.waited.as_secs_f64()
+        ),
+        None => {}
     }
 }
 
