@@ -92,6 +92,18 @@ pub struct QuietWait {
     pub quiet: bool,
 }
 
+impl QuietWait {
+    /// "idle for 5 s after 12 s", or "still busy after 300 s", for a wait for `quiet`.
+    pub fn describe(&self, quiet: std::time::Duration) -> String {
+        let waited = self.waited.as_secs_f64();
+        if self.quiet {
+            format!("idle for {:.0} s after {waited:.0} s", quiet.as_secs_f64())
+        } else {
+            format!("still busy after {waited:.0} s")
+        }
+    }
+}
+
 /// Device time per second of wall time below which the device counts as idle: a journal
 /// commit or a log line may touch it, a discard or a writeback keeps it busy.
 const IDLE_BUSY_SHARE: f64 = 0.02;
@@ -257,6 +269,17 @@ mod tests {
             .unwrap();
         assert!(!w.quiet && w.waited >= Duration::from_secs(1), "{w:?}");
         assert!(w.waited < Duration::from_secs(3), "{w:?}");
+        assert!(w
+            .describe(Duration::from_secs(60))
+            .starts_with("still busy after "));
+        let done = QuietWait {
+            waited: Duration::from_secs(12),
+            quiet: true,
+        };
+        assert_eq!(
+            done.describe(Duration::from_secs(5)),
+            "idle for 5 s after 12 s"
+        );
     }
 
     #[test]

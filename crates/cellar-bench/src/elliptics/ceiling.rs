@@ -90,14 +90,9 @@ fn lay_out(scratch: &Path, file_bytes: u64, quiet: Duration) -> Result<String> {
     )?;
     Ok(
         match procfs::wait_for_quiet_device(scratch, quiet, super::DEVICE_IDLE_TIMEOUT) {
-            Some(w) if w.quiet => format!(
-                "file laid out, then the device idle for {:.0} s before the reads (after {:.0} s)",
-                quiet.as_secs_f64(),
-                w.waited.as_secs_f64()
-            ),
             Some(w) => format!(
-                "file laid out; the device was still busy when the reads began ({:.0} s later)",
-                w.waited.as_secs_f64()
+                "file laid out; before the reads the device was {}",
+                w.describe(quiet)
             ),
             None => "file laid out; the device's counters could not be read".to_string(),
         },

@@ -409,17 +409,8 @@ pub(crate) const DEVICE_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// with `discard` trims after the delete returns) or with its dirty pages
 /// (`procfs::wait_for_quiet_device`).
 fn settle_device(dir: &Path, quiet: Duration) {
-    match procfs::wait_for_quiet_device(dir, quiet, DEVICE_IDLE_TIMEOUT) {
-        Some(w) if w.quiet => eprintln!(
-            "[disk] idle for {:.0} s after {:.0} s",
-            quiet.as_secs_f64(),
-            w.waited.as_secs_f64()
-        ),
-        Some(w) => eprintln!(
-            "[disk] still busy after {:.0} s; going on",
-            w.waited.as_secs_f64()
-        ),
-        None => {}
+    if let Some(w) = procfs::wait_for_quiet_device(dir, quiet, DEVICE_IDLE_TIMEOUT) {
+        eprintln!("[disk] {}", w.describe(quiet));
     }
 }
 
