@@ -1,5 +1,6 @@
 //! What Linux tells about this process (`/proc/self/io`, `/proc/self/status`), the page
-//! cache, and the size of a directory tree.
+//! cache, the block device under a path (`/sys/dev/block/*/stat`: bytes written, whether it
+//! is idle), and the size of a directory tree.
 
 // Unsafe code here: `sync(2)` and `geteuid(2)` through libc.
 #![allow(unsafe_code)]
@@ -104,12 +105,12 @@ impl QuietWait {
     }
 }
 
-/// Device time per second of wall time below which the device counts as idle: a journal
+/// Share of wall time the device may be busy and still count as idle: a journal
 /// commit or a log line may touch it, a discard or a writeback keeps it busy.
 const IDLE_BUSY_SHARE: f64 = 0.02;
 
 /// `sync(2)`, then waits until the device that holds `path` has been idle for `quiet`
-/// (busy less than 2 % of each second by its `io_ticks`), at most `timeout`. A file system
+/// (busy less than 2 % of each half second by its `io_ticks`), at most `timeout`. A file system
 /// mounted with `discard` trims a deleted file's blocks after the delete returns, and the
 /// dirty pages of a large write reach the device after the writer is gone: a measurement
 /// that starts then shares the device with them. `None` when `path` is not on a block device
