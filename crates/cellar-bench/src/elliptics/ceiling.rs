@@ -56,22 +56,39 @@ pub fn default_file_bytes(lines: &[Line]) -> u64 {
 pub fn measure(spec: &Spec, file_bytes: u64) -> Result<Vec<Line>> {
     let scratch = spec.dir.join("fio-scratch");
     std::fs::create_dir_all(&scratch).map_err(|e| BenchError::io(&scratch, e))?;
-    let r = lay_out(&scratch, file_bytes, spec.quiet()).and_then(|settled| {
-        let mut gets = run(spec, &scratch, file_bytes, spec.threads, variant(spec))?;
-        let mut ranges = run(
-            spec,
-            &scratch,
-            file_bytes,
-            spec.scan_threads,
-            range_variant(spec),
-        )?;
-        for l in [&mut gets, &mut ranges] {
-            l.notes.push(settled.clone());
-        }
-        Ok(vec![gets, ranges])
+    let r = crate::fio::version().and_then(|version| {
+        let settled = lay_out(&scratch, file_bytes, spec.quiet())?;
+        depths(spec)
+            .into_iter()
+            .map(|(variant, jobs)| {
+                let mut line = run(spec, &scratch, file_bytes, jobs, variant)?;
+                line.note = format!(
+                    "{version}: O_DIRECT, psync, {jobs} jobs, {} MiB file",
+                    file_bytes >> 20
+                );
+                line.notes.push(settled.clone());
+                Ok(line)
+            })
+            .collect()
     });
     let _ = std::fs::remove_dir_all(&scratch);
     r
+}
+
+/// The ceilings `measure` takes, in its order: each variant with its reads in flight.
+fn depths(spec: &Spec) -> [(String, usize); 2] {
+    [
+        (variant(spec), spec.threads),
+        (range_variant(spec), spec.scan_threads),
+    ]
+}
+
+/// fio's file: its path in `scratch` and its size.
+fn file_args(scratch: &Path, file_bytes: u64) -> [String; 2] {
+    [
+        format!("--filename={}", scratch.join("ceiling").display()),
+        format!("--size={file_bytes}"),
+    ]
 }
 
 /// Has fio lay out its file and waits until the device has been idle for `quiet`: the
@@ -79,15 +96,9 @@ pub fn measure(spec: &Spec, file_bytes: u64) -> Result<Vec<Line>> {
 /// device with the reads (`procfs::wait_for_quiet_device`). Returns a note saying how long
 /// that took.
 fn lay_out(scratch: &Path, file_bytes: u64, quiet: Duration) -> Result<String> {
-    crate::fio::run(
-        &[
-            "--name=layout".to_string(),
-            format!("--filename={}", file_path(scratch).display()),
-            format!("--size={file_bytes}"),
-            "--create_only=1".to_string(),
-        ],
-        "file layout",
-    )?;
+    let mut args = vec!["--name=layout".to_string(), "--create_only=1".to_string()];
+    args.extend(file_args(scratch, file_bytes));
+    crate::fio::run(&args, "file layout")?;
     Ok(
         match procfs::wait_for_quiet_device(scratch, quiet, super::DEVICE_IDLE_TIMEOUT) {
             Some(w) => format!(
@@ -99,16 +110,10 @@ fn lay_out(scratch: &Path, file_bytes: u64, quiet: Duration) -> Result<String> {
     )
 }
 
-fn file_path(scratch: &Path) -> std::path::PathBuf {
-    scratch.join("ceiling")
-}
-
+/// One read run of fio over the laid-out file with `jobs` reads in flight.
 fn run(spec: &Spec, scratch: &Path, file_bytes: u64, jobs: usize, variant: String) -> Result<Line> {
-    let version = crate::fio::version()?;
-    let args = vec![
+    let mut args = vec![
         "--name=randread".to_string(),
-        format!("--filename={}", file_path(scratch).display()),
-        format!("--size={file_bytes}"),
         "--rw=randread".to_string(),
         "--bs=4k".to_string(),
         "--direct=1".to_string(),
@@ -121,14 +126,10 @@ fn run(spec: &Spec, scratch: &Path, file_bytes: u64, jobs: usize, variant: Strin
             (spec.step_seconds * 1000.0).round().max(1.0)
         ),
     ];
+    args.extend(file_args(scratch, file_bytes));
     let json = crate::fio::run(&args, "4 KiB random reads")?;
-    let mut line = line_from(&json, spec, variant)
-        .ok_or_else(|| BenchError::Invalid("--fio: no read result in fio's output".into()))?;
-    line.note = format!(
-        "{version}: O_DIRECT, psync, {jobs} jobs, {} MiB file",
-        file_bytes >> 20
-    );
-    Ok(line)
+    line_from(&json, spec, variant)
+        .ok_or_else(|| BenchError::Invalid("--fio: no read result in fio's output".into()))
 }
 
 /// The line of fio's group-reported JSON: read IOPS, completion latency percentiles.
@@ -155,21 +156,18 @@ fn line_from(json: &Value, spec: &Spec, variant: String) -> Option<Line> {
 /// ceiling measured at the same number of reads in flight (`ceilings` as `measure` returns
 /// them).
 pub fn annotate(lines: &mut [Line], ceilings: &[Line], spec: &Spec) {
+    let [gets, ranges] = depths(spec);
+    let max_rates = [spec.variant_max_p50(), spec.variant_max_p99()];
     for l in lines.iter_mut().filter(|l| l.engine != ENGINE) {
-        let (ceiling, in_flight) = if l.variant.starts_with("range") {
-            (
-                ceilings.iter().find(|c| c.variant == range_variant(spec)),
-                spec.scan_threads,
-            )
-        } else if [spec.variant_max_p50(), spec.variant_max_p99()].contains(&l.variant) {
-            (
-                ceilings.iter().find(|c| c.variant == variant(spec)),
-                spec.threads,
-            )
+        let (wanted, in_flight) = if l.variant.starts_with("range") {
+            &ranges
+        } else if max_rates.contains(&l.variant) {
+            &gets
         } else {
             continue;
         };
-        let Some(ceiling) = ceiling.filter(|c| c.ops_per_sec > 0.0) else {
+        let found = ceilings.iter().find(|c| &c.variant == wanted);
+        let Some(ceiling) = found.filter(|c| c.ops_per_sec > 0.0) else {
             continue;
         };
         let share = format!(
