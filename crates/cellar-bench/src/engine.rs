@@ -73,6 +73,18 @@ pub struct EngineStats {
     pub storage: Vec<(&'static str, u64)>,
 }
 
+/// [`Engine::read_into`]'s answer from the value an engine found: copied into `out`.
+pub fn copy_found(value: Option<&[u8]>, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    match value {
+        Some(v) => {
+            out.extend_from_slice(v);
+            true
+        }
+        None => false,
+    }
+}
+
 pub trait Engine: Send + Sync {
     fn name(&self) -> &'static str;
 
@@ -85,6 +97,12 @@ pub trait Engine: Send + Sync {
     /// The length of the value stored under `key`, if any. (Lengths, not values: each
     /// adapter uses its engine's cheapest way to read a value; the harness checks sizes.)
     fn get(&self, key: &[u8]) -> Result<Option<usize>>;
+
+    /// The value stored under `key`, copied into `out` (replacing what it held); `false`
+    /// when there is none. What a client that uses the value pays: a YCSB read hands every
+    /// field's bytes to its caller, while [`get`](Self::get)'s length lets an engine that
+    /// returns a reference into its memory map answer without touching the value.
+    fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
 
     /// Value lengths for all keys, in order, through the engine's batched lookup.
     fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<usize>>>;

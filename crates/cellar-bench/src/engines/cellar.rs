@@ -8,7 +8,9 @@ use cellar_engine::{
     WriteBatch, WriteOptions,
 };
 
-use crate::engine::{Direction, Engine, EngineStats, ObjectStoreTarget, OpenConfig, Seek};
+use crate::engine::{
+    copy_found, Direction, Engine, EngineStats, ObjectStoreTarget, OpenConfig, Seek,
+};
 use crate::error::{BenchError, Result};
 
 const NAME: &str = "cellar";
@@ -131,6 +133,14 @@ impl Engine for CellarEngine {
             .get(&self.ks, key, &ReadOptions::default())
             .map_err(err("get"))?;
         Ok(v.map(|v| v.len()))
+    }
+
+    fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        let v = self
+            .db
+            .get(&self.ks, key, &ReadOptions::default())
+            .map_err(err("get"))?;
+        Ok(copy_found(v.as_deref(), out))
     }
 
     fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<usize>>> {

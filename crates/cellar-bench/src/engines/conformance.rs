@@ -64,6 +64,13 @@ fn check_engine(name: &str, dir: &Path, cfg: &OpenConfig) {
 
     assert_eq!(e.get(&key(7)).unwrap(), Some(value(7).len()));
     assert_eq!(e.get(b"nope").unwrap(), None);
+    // `read_into` hands back the bytes, replacing what the buffer held, and empties it for a
+    // missing key.
+    let mut buf = b"stale".to_vec();
+    assert!(e.read_into(&key(7), &mut buf).unwrap());
+    assert_eq!(buf, value(7));
+    assert!(!e.read_into(b"nope", &mut buf).unwrap());
+    assert!(buf.is_empty());
     let got = e
         .multi_get(&[&key(0), b"missing", &key(199), &key(42)])
         .unwrap();
@@ -80,6 +87,8 @@ fn check_engine(name: &str, dir: &Path, cfg: &OpenConfig) {
     // Overwrite changes the value.
     e.put(&key(5), &value(6), false).unwrap();
     assert_eq!(e.get(&key(5)).unwrap(), Some(value(6).len()));
+    assert!(e.read_into(&key(5), &mut buf).unwrap());
+    assert_eq!(buf, value(6));
     e.put(&key(5), &value(5), false).unwrap();
 
     let fwd = scan(e.as_ref(), Direction::Forward, Seek::Key, b"k000010x", 5);

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use fjall::config::{BloomConstructionPolicy, CompressionPolicy, FilterPolicy, FilterPolicyEntry};
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 
-use crate::engine::{Direction, Engine, EngineStats, OpenConfig, Seek};
+use crate::engine::{copy_found, Direction, Engine, EngineStats, OpenConfig, Seek};
 use crate::error::{BenchError, Result};
 
 const NAME: &str = "fjall";
@@ -94,6 +94,11 @@ impl Engine for FjallEngine {
     fn get(&self, key: &[u8]) -> Result<Option<usize>> {
         let v = self.ks.get(key).map_err(err("get"))?;
         Ok(v.map(|v| v.len()))
+    }
+
+    fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        let v = self.ks.get(key).map_err(err("get"))?;
+        Ok(copy_found(v.as_deref(), out))
     }
 
     fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<usize>>> {

@@ -26,7 +26,7 @@ use std::time::Duration;
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, FlagSetMode, RwTxn};
 
-use crate::engine::{Direction, Engine, EngineStats, OpenConfig, Seek};
+use crate::engine::{copy_found, Direction, Engine, EngineStats, OpenConfig, Seek};
 use crate::error::{BenchError, Result};
 
 const NAME: &str = "lmdb";
@@ -108,6 +108,12 @@ impl Engine for LmdbEngine {
         let rtxn = self.env.read_txn().map_err(err("read_txn"))?;
         let v = self.db.get(&rtxn, key).map_err(err("get"))?;
         Ok(v.map(<[u8]>::len))
+    }
+
+    fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        let rtxn = self.env.read_txn().map_err(err("read_txn"))?;
+        let v = self.db.get(&rtxn, key).map_err(err("get"))?;
+        Ok(copy_found(v, out))
     }
 
     fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<usize>>> {

@@ -19,7 +19,7 @@ use rocksdb::{
     Options, WriteBatch, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 
-use crate::engine::{Direction, Engine, EngineStats, OpenConfig, Seek};
+use crate::engine::{copy_found, Direction, Engine, EngineStats, OpenConfig, Seek};
 use crate::error::{BenchError, Result};
 
 const NAME: &str = "rocksdb";
@@ -153,6 +153,11 @@ impl Engine for RocksEngine {
     fn get(&self, key: &[u8]) -> Result<Option<usize>> {
         let v = self.db.get_pinned(key).map_err(err("get"))?;
         Ok(v.map(|v| v.len()))
+    }
+
+    fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        let v = self.db.get_pinned(key).map_err(err("get"))?;
+        Ok(copy_found(v.as_deref(), out))
     }
 
     fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<usize>>> {

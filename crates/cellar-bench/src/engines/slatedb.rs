@@ -38,7 +38,7 @@ use slatedb::db_cache::foyer::{FoyerCache, FoyerCacheOptions};
 use slatedb::{BloomFilterPolicy, Db, FilterPolicy, IterationOrder, SstBlockSize, WriteBatch};
 use tokio::runtime::Runtime;
 
-use crate::engine::{Direction, Engine, EngineStats, OpenConfig, Seek};
+use crate::engine::{copy_found, Direction, Engine, EngineStats, OpenConfig, Seek};
 use crate::error::{BenchError, Result};
 
 const NAME: &str = "slatedb";
@@ -216,6 +216,14 @@ impl Engine for SlateDbEngine {
             .block_on(self.db.get(key))
             .map_err(err("get"))?;
         Ok(v.map(|v| v.len()))
+    }
+
+    fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        let v = self
+            .runtime
+            .block_on(self.db.get(key))
+            .map_err(err("get"))?;
+        Ok(copy_found(v.as_deref(), out))
     }
 
     fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<usize>>> {

@@ -139,14 +139,15 @@ fn connect(path: &Path, cache_kib: i64) -> Result<Connection> {
     Ok(conn)
 }
 
-/// Value length of `key` through the connection's cached `GET` statement.
-fn get_len(conn: &Connection, key: &[u8]) -> Result<Option<usize>> {
+/// `f` of the value under `key`, read through the connection's cached `GET` statement; a
+/// NULL value reads as empty.
+fn with_value<T>(conn: &Connection, key: &[u8], f: impl FnOnce(&[u8]) -> T) -> Result<Option<T>> {
     let mut stmt = conn.prepare_cached(GET).map_err(err("prepare"))?;
     let mut rows = stmt.query([key]).map_err(err("get"))?;
     match rows.next().map_err(err("get"))? {
         Some(row) => match row.get_ref(0).map_err(err("get"))? {
-            ValueRef::Blob(v) => Ok(Some(v.len())),
-            ValueRef::Null => Ok(Some(0)),
+            ValueRef::Blob(v) => Ok(Some(f(v))),
+            ValueRef::Null => Ok(Some(f(&[]))),
             other => Err(BenchError::engine(
                 NAME,
                 "get",
@@ -155,6 +156,16 @@ fn get_len(conn: &Connection, key: &[u8]) -> Result<Option<usize>> {
         },
         None => Ok(None),
     }
+}
+
+fn get_len(conn: &Connection, key: &[u8]) -> Result<Option<usize>> {
+    with_value(conn, key, <[u8]>::len)
+}
+
+/// The value under `key` copied into `out`; `false` when there is none.
+fn read_value(conn: &Connection, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    out.clear();
+    Ok(with_value(conn, key, |v| out.extend_from_slice(v))?.is_some())
 }
 
 impl Engine for SqliteEngine {
@@ -185,6 +196,10 @@ impl Engine for SqliteEngine {
 
     fn get(&self, key: &[u8]) -> Result<Option<usize>> {
         self.with_reader(|conn| get_len(conn, key))
+    }
+
+    fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        self.with_reader(|conn| read_value(conn, key, out))
     }
 
     /// All keys in one read transaction (one snapshot, one WAL-index lookup).

@@ -10,6 +10,8 @@
 //! HBase runs the same phases in the Java peer (hbase.rs): a mini-cluster in one JVM,
 //! YCSB's HBase client calls, the same requests drawn from the same seeds.
 
+#[cfg(test)]
+mod client_tests;
 mod gen;
 mod hbase;
 #[cfg(test)]

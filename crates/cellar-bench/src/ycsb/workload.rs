@@ -348,6 +348,9 @@ pub fn client(
     let mut out = ClientOut::default();
     let mut key = Vec::with_capacity(RecordShape::key_bytes());
     let mut value = Vec::with_capacity(s.value_bytes);
+    // What reads and scans hand back: YCSB's bindings copy every field of a record they read
+    // into the caller's result, so each engine's value bytes are read here too.
+    let mut read = Vec::with_capacity(s.value_bytes);
     let field_count = shape.field_count();
     for _ in 0..ops {
         let req = next_request(&s.mix, &mut chooser, s.inserts, field_count, &mut rng);
@@ -356,9 +359,9 @@ pub fn client(
         match op {
             Op::Read => {
                 let t0 = Instant::now();
-                let got = s.engine.get(&key)?;
+                let got = s.engine.read_into(&key, &mut read)?;
                 out.latency.record(op.name(), t0.elapsed());
-                out.count_read(s, &key, got)?;
+                out.count_read(s, &key, got.then_some(read.len()))?;
             }
             Op::Update | Op::Insert => {
                 shape.value(&mut value);
@@ -381,7 +384,11 @@ pub fn client(
                         buf.clone_from(&key);
                         Some(target)
                     },
-                    &mut |_, _| visited += 1,
+                    &mut |_, v| {
+                        read.clear();
+                        read.extend_from_slice(v);
+                        visited += 1;
+                    },
                 )?;
                 out.latency.record(op.name(), t0.elapsed());
                 if visited == 0 {
@@ -389,15 +396,15 @@ pub fn client(
                 }
             }
             Op::ReadModifyWrite => {
-                // The engine hands out lengths, not values: the record read is rebuilt as
-                // it would be decoded, then one field changes.
+                // The record is read whole, then rebuilt as it would be decoded (the value
+                // stream stays the one the Java peer draws), and one field changes.
                 let t0 = Instant::now();
-                let got = s.engine.get(&key)?;
+                let got = s.engine.read_into(&key, &mut read)?;
                 shape.value(&mut value);
                 shape.set_field(&mut value, req.field);
                 s.engine.put(&key, &value, false)?;
                 out.latency.record(op.name(), t0.elapsed());
-                out.count_read(s, &key, got)?;
+                out.count_read(s, &key, got.then_some(read.len()))?;
             }
         }
         out.ops += 1;
