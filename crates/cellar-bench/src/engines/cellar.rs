@@ -135,12 +135,19 @@ impl Engine for CellarEngine {
         Ok(v.map(|v| v.len()))
     }
 
+    /// `Db::get` hands out an owned copy of the value: it becomes the client's buffer.
     fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         let v = self
             .db
             .get(&self.ks, key, &ReadOptions::default())
             .map_err(err("get"))?;
-        Ok(copy_found(v.as_deref(), out))
+        match v {
+            Some(v) => {
+                *out = v;
+                Ok(true)
+            }
+            None => Ok(copy_found(None, out)),
+        }
     }
 
     fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<usize>>> {
