@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::data::{self, Stream};
 use super::line::{size_note, Line};
-use super::openloop::{self, Criterion, Plan, RateSearch, Step};
+use super::openloop::{self, Criterion, Plan, RateSearch, Slow, Step};
 use super::{Spec, WORKLOAD};
 use crate::engine::{self, Direction, Engine, OpenConfig, Seek};
 use crate::engines;
@@ -212,6 +212,9 @@ fn fixed_rate(spec: &Spec, dir: &Path) -> Result<(Line, Option<u64>)> {
     })?;
     line.open_loop(spec.rps as f64, &out);
     line.notes.push(open_loop_note(spec));
+    let slowest: Vec<String> = out.slowest.iter().map(Slow::describe).collect();
+    line.notes
+        .push(format!("slowest requests: {}", slowest.join("; ")));
     if let (Some(files), Some(bytes)) = (stats.warm_ups, stats.warm_up_bytes) {
         line.notes.push(format!(
             "cold-start warm-up during the phase: {files} files warmed, {:.0} MB read",

@@ -57,6 +57,42 @@ pub struct Outcome {
     pub latency: Latency,
     /// Start of the op to its completion (the engine's own time).
     pub service: Latency,
+    /// The `SLOWEST_KEPT` served requests with the longest latency, slowest first: when a
+    /// tail comes from one stall, their due times say when it was.
+    pub slowest: Vec<Slow>,
+}
+
+/// How many of the slowest requests an [`Outcome`] keeps.
+pub const SLOWEST_KEPT: usize = 5;
+
+/// One slow request: when it was due (seconds after the first was), its latency from then,
+/// and the engine's own time for it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slow {
+    pub due_s: f64,
+    pub latency: Duration,
+    pub service: Duration,
+}
+
+/// Adds `s` to `kept` (slowest first) if it is among the `SLOWEST_KEPT` slowest.
+fn keep_slowest(kept: &mut Vec<Slow>, s: Slow) {
+    let at = kept.partition_point(|k| k.latency >= s.latency);
+    if at < SLOWEST_KEPT {
+        kept.insert(at, s);
+        kept.truncate(SLOWEST_KEPT);
+    }
+}
+
+impl Slow {
+    /// `12.3 ms due at 4.56 s (service 11.9 ms)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:.1} ms due at {:.2} s (service {:.1} ms)",
+            self.latency.as_secs_f64() * 1e3,
+            self.due_s,
+            self.service.as_secs_f64() * 1e3
+        )
+    }
 }
 
 impl Outcome {
@@ -80,6 +116,7 @@ where
     let failed = AtomicBool::new(false);
     let first_error = Mutex::new(None);
     let merged = Mutex::new((Latency::default(), Latency::default(), 0u64, 0u64, 0u64));
+    let slowest = Mutex::new(Vec::new());
     let last_end = Mutex::new(None::<Instant>);
     // A little ahead, so that every thread is up before the first request is due.
     let start = Instant::now() + Duration::from_millis(20);
@@ -91,6 +128,7 @@ where
                 let (mut lat, mut service) = (Latency::default(), Latency::default());
                 let (mut completed, mut found, mut unserved) = (0u64, 0u64, 0u64);
                 let mut end = None;
+                let mut slow = Vec::with_capacity(SLOWEST_KEPT + 1);
                 while !failed.load(Ordering::Relaxed) {
                     let j = next.fetch_add(1, Ordering::Relaxed);
                     if j >= total {
@@ -118,8 +156,18 @@ where
                         }
                     }
                     let t1 = Instant::now();
-                    lat.record(t1.saturating_duration_since(at));
+                    let latency = t1.saturating_duration_since(at);
+                    lat.record(latency);
                     service.record(t1 - t0);
+                    let due_s = at.saturating_duration_since(start).as_secs_f64();
+                    keep_slowest(
+                        &mut slow,
+                        Slow {
+                            due_s,
+                            latency,
+                            service: t1 - t0,
+                        },
+                    );
                     completed += 1;
                     end = Some(t1);
                 }
@@ -129,6 +177,9 @@ where
                     m.2 += completed;
                     m.3 += found;
                     m.4 += unserved;
+                }
+                if let Ok(mut kept) = slowest.lock() {
+                    slow.into_iter().for_each(|s| keep_slowest(&mut kept, s));
                 }
                 if let (Some(e), Ok(mut l)) = (end, last_end.lock()) {
                     *l = Some(l.map_or(e, |x: Instant| x.max(e)));
@@ -154,6 +205,7 @@ where
             .max(total as f64 / plan.rps),
         latency,
         service,
+        slowest: slowest.into_inner().unwrap_or_else(|p| p.into_inner()),
     })
 }
 
@@ -390,6 +442,29 @@ mod tests {
         assert!(max > 350_000.0, "max latency {max} µs shows no queueing");
         assert!(out.latency.quantile_us(0.5) > 150_000.0);
         assert!(out.achieved_rps() < 60.0, "{}", out.achieved_rps());
+    }
+
+    /// One request that stalls shows first among the slowest, with the time it was due.
+    #[test]
+    fn open_loop_names_its_slowest_requests() {
+        let plan = Plan {
+            rps: 200.0,
+            duration: Duration::from_millis(200),
+            threads: 4,
+            grace: Duration::from_secs(5),
+        };
+        let out = run(&plan, |j| {
+            if j == 20 {
+                std::thread::sleep(Duration::from_millis(60));
+            }
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(out.slowest.len(), SLOWEST_KEPT);
+        let first = out.slowest[0];
+        assert!((first.due_s - 0.1).abs() < 1e-6, "{first:?}");
+        assert!(first.service >= Duration::from_millis(60), "{first:?}");
+        assert!(out.slowest.windows(2).all(|w| w[0].latency >= w[1].latency));
     }
 
     #[test]
