@@ -76,13 +76,8 @@ pub struct EngineStats {
 /// [`Engine::read_into`]'s answer from the value an engine found: copied into `out`.
 pub fn copy_found(value: Option<&[u8]>, out: &mut Vec<u8>) -> bool {
     out.clear();
-    match value {
-        Some(v) => {
-            out.extend_from_slice(v);
-            true
-        }
-        None => false,
-    }
+    out.extend_from_slice(value.unwrap_or_default());
+    value.is_some()
 }
 
 pub trait Engine: Send + Sync {

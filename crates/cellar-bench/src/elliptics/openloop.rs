@@ -156,18 +156,16 @@ where
                         }
                     }
                     let t1 = Instant::now();
-                    let latency = t1.saturating_duration_since(at);
+                    let (latency, served) = (t1.saturating_duration_since(at), t1 - t0);
                     lat.record(latency);
-                    service.record(t1 - t0);
+                    service.record(served);
                     let due_s = at.saturating_duration_since(start).as_secs_f64();
-                    keep_slowest(
-                        &mut slow,
-                        Slow {
-                            due_s,
-                            latency,
-                            service: t1 - t0,
-                        },
-                    );
+                    let s = Slow {
+                        due_s,
+                        latency,
+                        service: served,
+                    };
+                    keep_slowest(&mut slow, s);
                     completed += 1;
                     end = Some(t1);
                 }

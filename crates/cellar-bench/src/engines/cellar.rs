@@ -8,9 +8,7 @@ use cellar_engine::{
     WriteBatch, WriteOptions,
 };
 
-use crate::engine::{
-    copy_found, Direction, Engine, EngineStats, ObjectStoreTarget, OpenConfig, Seek,
-};
+use crate::engine::{Direction, Engine, EngineStats, ObjectStoreTarget, OpenConfig, Seek};
 use crate::error::{BenchError, Result};
 
 const NAME: &str = "cellar";
@@ -141,13 +139,9 @@ impl Engine for CellarEngine {
             .db
             .get(&self.ks, key, &ReadOptions::default())
             .map_err(err("get"))?;
-        match v {
-            Some(v) => {
-                *out = v;
-                Ok(true)
-            }
-            None => Ok(copy_found(None, out)),
-        }
+        let found = v.is_some();
+        *out = v.unwrap_or_default();
+        Ok(found)
     }
 
     fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<usize>>> {
