@@ -232,9 +232,9 @@ pub struct Options {
     pub max_resident_metadata_bytes: u64,
     /// Read SST blocks with O_DIRECT, bypassing the page cache (no warm-up then).
     pub use_direct_reads: bool,
-    /// Map each SST into memory and let point reads read its blocks there while the page
-    /// cache holds the whole file (`sst/mapped.rs`): no system call and no copy, and a block
-    /// stored uncompressed is read in place instead of through the block cache. Off reads
+    /// Map each SST into memory and let point reads and iterators read its blocks there while
+    /// the page cache holds the whole file (`sst/mapped.rs`): no system call and no copy, and
+    /// a block stored uncompressed is read in place instead of through the block cache. Off reads
     /// every block with `pread`. A device error while reading a mapped page stops the
     /// process (`SIGBUS`) instead of failing the read; the map is used only for files the
     /// page cache held whole when last checked. Ignored with `use_direct_reads`. Default on

@@ -21,6 +21,23 @@ use crate::sst::{SstOptions, SstSummary};
 use crate::types::{self, compare_internal, ValueKind};
 use crate::vfs::WritableFile;
 
+/// An entry (key and value) of at least this share of `block_size_bytes`, and at least
+/// `LARGE_ENTRY_MIN_BYTES`, ends its data block.
+///
+/// Why: a point read checks the checksum of the whole block it reads, so its cost follows
+/// the block's bytes, not the entry's. Four entries of 1 KiB in one 4 KiB block made a read
+/// of one of them check four times the bytes it returns; in a block of their own, the
+/// checksum reads the lines the copy of the value reads next. Below the floor, an index
+/// entry per data entry would cost more than the checksum saves. The measurement:
+/// docs/design/large-entry-blocks.md.
+pub const LARGE_ENTRY_SHARE: usize = 4;
+pub const LARGE_ENTRY_MIN_BYTES: usize = 512;
+
+/// Whether an entry of `entry_bytes` (key and value) ends its block.
+pub fn is_large_entry(entry_bytes: usize, block_size_bytes: usize) -> bool {
+    entry_bytes >= (block_size_bytes / LARGE_ENTRY_SHARE).max(LARGE_ENTRY_MIN_BYTES)
+}
+
 /// Blocks are gathered into writes of about this size instead of one syscall per block.
 const WRITE_BUFFER: usize = 64 << 10;
 
@@ -128,7 +145,9 @@ impl SstBuilder {
         self.data.add(ikey, value);
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
-        if self.data.size_estimate() >= self.opts.block_size_bytes {
+        if is_large_entry(ikey.len() + value.len(), self.opts.block_size_bytes)
+            || self.data.size_estimate() >= self.opts.block_size_bytes
+        {
             self.flush_data_block()?;
         }
         Ok(())

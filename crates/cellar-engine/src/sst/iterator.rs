@@ -7,6 +7,7 @@ use crate::iter::InternalIterator;
 use crate::sst::block::BlockIter;
 use std::sync::Arc;
 
+use crate::sst::mapped::WalkWatch;
 use crate::sst::open_file::OpenFile;
 use crate::sst::readahead::{Readahead, Step};
 use crate::types;
@@ -27,6 +28,8 @@ pub struct SstIterator {
     key_buf: Vec<u8>,
     /// Bytes read ahead of a walk over blocks the cache does not hold.
     ahead: Readahead,
+    /// Which of the walk's reads through the file's map are timed.
+    watch: WalkWatch,
 }
 
 impl SstIterator {
@@ -40,6 +43,7 @@ impl SstIterator {
             err: None,
             key_buf: Vec::new(),
             ahead: Readahead::default(),
+            watch: WalkWatch::default(),
         }
     }
 
@@ -114,9 +118,10 @@ impl SstIterator {
             Some(_) if i + 1 == self.block_idx => Step::Backward,
             _ => Step::Jump,
         };
+        let timed = self.watch.times(step);
         match self
             .file
-            .block_at(i, self.fill_cache, &mut self.ahead, step)
+            .block_at(i, self.fill_cache, &mut self.ahead, step, timed)
         {
             Ok(b) => {
                 self.block_idx = i;

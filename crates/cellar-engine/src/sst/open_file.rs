@@ -83,7 +83,7 @@ impl OpenFile {
     /// cache, else decompressed from the map or read, and kept by the cache under its
     /// admission rule for point reads (`cache/admission.rs`).
     pub(super) fn point_block(&self, h: BlockHandle) -> Result<PointBlock> {
-        if let Some(block) = self.block_in_place(h)? {
+        if let Some(block) = self.block_in_place(h, true)? {
             return Ok(PointBlock::InPlace(block));
         }
         if let Some(b) = self.cached_block(h) {
@@ -102,13 +102,16 @@ impl OpenFile {
     /// Block `h` read in place through the map, if the file's lookups go there first and
     /// the block is stored uncompressed. A compressed block is left to the cached path; it
     /// counts toward turning the file's lookups to the block cache first
-    /// (`MappedFile::saw_block`).
-    fn block_in_place(&self, h: BlockHandle) -> Result<Option<Block>> {
+    /// (`MappedFile::saw_block`). `timed`: the read counts toward the residency recheck and
+    /// one slow enough to have faulted rechecks at once (every point read; some of a walk's,
+    /// `WalkWatch`).
+    fn block_in_place(&self, h: BlockHandle, timed: bool) -> Result<Option<Block>> {
         let Some(m) = self.src.mapped.as_ref() else {
             return Ok(None);
         };
-        // Every lookup's data block read passes here first: the count that rechecks residency.
-        m.note_read(&*self.src.file);
+        if timed {
+            m.note_read(&*self.src.file);
+        }
         if m.cache_first() {
             return Ok(None);
         }
@@ -117,9 +120,12 @@ impl OpenFile {
             return Ok(None);
         };
         // The checksum reads every byte of the block: a page fault, if any, is taken here.
-        let codec = m.timed(&*self.src.file, || {
-            check_block(&self.src.path, h.offset, raw)
-        })?;
+        let check = || check_block(&self.src.path, h.offset, raw);
+        let codec = if timed {
+            m.timed(&*self.src.file, check)
+        } else {
+            check()
+        }?;
         let compressed = codec != Compression::None;
         m.saw_block(compressed);
         if compressed {
@@ -129,19 +135,25 @@ impl OpenFile {
         Block::mapped(payload, self.src.shared_path.clone(), h.offset).map(Some)
     }
 
-    /// Data block `ord` (file-wide ordinal) for an iterator. `step`: how the iterator got
-    /// here from the block it read last (the next one, the previous one, or a jump); from the
-    /// second cache miss in a row in one direction on, a miss reads a window of the file into
-    /// `ahead` and the next blocks that way are decoded from it (`sst/readahead.rs`).
+    /// Data block `ord` (file-wide ordinal) for an iterator. While the file's map is in use,
+    /// a block stored uncompressed is read in place, as a point read's is, and not cached.
+    /// Otherwise: `step` is how the iterator got here from the block it read last (the next
+    /// one, the previous one, or a jump); from the second cache miss in a row in one direction
+    /// on, a miss reads a window of the file into `ahead` and the next blocks that way are
+    /// decoded from it (`sst/readahead.rs`). `timed`: see `block_in_place`.
     pub(super) fn block_at(
         &self,
         ord: usize,
         fill_cache: bool,
         ahead: &mut Readahead,
         step: Step,
+        timed: bool,
     ) -> Result<Arc<Block>> {
         let h = self.meta.handle(&self.src, ord)?;
         let sequential = ahead.follow(step);
+        if let Some(block) = self.block_in_place(h, timed)? {
+            return Ok(Arc::new(block));
+        }
         // Only a block this walk could keep counts toward the walks' hit rate: a compaction's
         // or a long scan's lookups miss by design and say nothing about what walks come back to.
         let keeps = fill_cache && !ahead.is_long_scan();
@@ -228,7 +240,8 @@ impl OpenFile {
     /// "Iterators").
     fn mapped_block(&self, h: BlockHandle) -> Result<Option<Block>> {
         if let Some(m) = &self.src.mapped {
-            // Iterators do not pass `block_in_place`: count their reads toward the recheck.
+            // Counts toward the recheck the blocks `block_in_place` left (compressed, or the
+            // file's reads go to the cache first).
             m.note_read(&*self.src.file);
         }
         let Some(data) = self.decode_from_map(h)? else {
@@ -253,7 +266,7 @@ impl OpenFile {
     /// Data block `h` for a batch of point lookups (`multi_get`): read in place through the
     /// map, else from the cache, else `None` (`fill_runs` reads it).
     pub(super) fn batch_block(&self, h: BlockHandle) -> Result<Option<Arc<Block>>> {
-        if let Some(block) = self.block_in_place(h)? {
+        if let Some(block) = self.block_in_place(h, true)? {
             return Ok(Some(Arc::new(block)));
         }
         Ok(self.cached_block(h))

@@ -623,10 +623,69 @@ fn mapped_gets_read_stored_blocks_in_place_and_cache_compressed_ones() {
     }
 }
 
-/// Through the map, an iterator's seeks decode their blocks from it (no device read); a
-/// long walk still reads its windows from the file.
+/// An entry of a quarter of a block or more (and at least the floor) ends its block, so a
+/// point read's checksum covers about that entry; smaller entries still share blocks.
 #[test]
-fn mapped_seeks_decode_from_the_map_and_walks_read_windows() {
+fn large_entries_end_their_blocks() {
+    let block = 4096;
+    let large = builder::LARGE_ENTRY_SHARE;
+    assert!(builder::is_large_entry(block / large, block));
+    assert!(!builder::is_large_entry(block / large - 1, block));
+    assert!(!builder::is_large_entry(
+        builder::LARGE_ENTRY_MIN_BYTES - 1,
+        1024
+    ));
+    // Values of 100, 600 (under a quarter of 4 KiB) and 1 100 bytes, in a repeating pattern.
+    let sizes = [100, 600, 1100, 100, 100, 1100, 1100, 600, 100];
+    let entries: Entries = (0..300u64)
+        .map(|i| {
+            let len = sizes[i as usize % sizes.len()];
+            let k = make_internal_key(format!("user{i:05}").as_bytes(), i + 1, 1);
+            (k, vec![(i % 251) as u8; len])
+        })
+        .collect();
+    let (bytes, _) = build(&entries, opts(Compression::None, 10, block, 16));
+    let (r, _) = open(bytes, 0).expect("open");
+    let mut per_block = Vec::new();
+    for h in r.data_block_handles().expect("handles") {
+        let b = r.read_block(h).expect("block");
+        let mut it = b.iter();
+        it.seek_to_first();
+        let mut lens = Vec::new();
+        while it.valid() {
+            lens.push(it.key().len() + it.value().len());
+            it.next();
+        }
+        per_block.push(lens);
+    }
+    let ends_of_blocks = per_block.iter().flat_map(|l| l.last().copied());
+    let large_ends = ends_of_blocks
+        .filter(|&n| builder::is_large_entry(n, block))
+        .count();
+    let large_entries = entries
+        .iter()
+        .filter(|(k, v)| builder::is_large_entry(k.len() + v.len(), block))
+        .count();
+    assert_eq!(
+        large_ends, large_entries,
+        "a large entry did not end its block"
+    );
+    assert!(
+        per_block.iter().any(|l| l.len() >= 3),
+        "small entries no longer share blocks: {per_block:?}"
+    );
+    for (k, _) in entries.iter().step_by(7) {
+        let u = split_internal(k).expect("key").0;
+        let got = r.get(u, MAX_SEQ).expect("get");
+        assert_eq!(got, expected_get(&entries, u, MAX_SEQ));
+    }
+}
+
+/// Through the map, an iterator reads blocks stored uncompressed in place, a long walk too,
+/// and caches none; compressed ones a seek decodes from the map (no device read), and a
+/// long walk over them reads its windows from the file.
+#[test]
+fn mapped_iterators_read_stored_blocks_in_place_and_walk_compressed_ones_in_windows() {
     let mut rng = StdRng::seed_from_u64(11);
     let entries = random_entries(&mut rng, 3_000);
     for c in [Compression::None, Compression::Lz4] {
@@ -651,11 +710,20 @@ fn mapped_seeks_decode_from_the_map_and_walks_read_windows() {
         }
         assert_eq!(counters.device_reads.load(Relaxed), device_reads, "{c:?}");
         assert!(counters.mapped_reads.load(Relaxed) >= 31, "{c:?}");
+        let mapped = counters.mapped_reads.load(Relaxed);
         assert_eq!(collect_forward(&mut r.iter()), entries, "{c:?}");
-        assert!(
-            counters.device_reads.load(Relaxed) > device_reads,
-            "{c:?}: a long walk reads its windows"
-        );
+        let walked = counters.mapped_reads.load(Relaxed) - mapped;
+        let blocks = r.data_block_handles().expect("handles").len() as u64;
+        if c == Compression::None {
+            assert_eq!(counters.device_reads.load(Relaxed), device_reads, "{c:?}");
+            assert_eq!(walked, blocks, "a long walk read stored blocks elsewhere");
+            assert_eq!(counters.block_cache_hits.load(Relaxed), 0);
+        } else {
+            assert!(
+                counters.device_reads.load(Relaxed) > device_reads,
+                "{c:?}: a long walk reads its windows"
+            );
+        }
     }
 }
 
