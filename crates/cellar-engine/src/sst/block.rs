@@ -192,12 +192,20 @@ impl Block {
     }
 
     pub fn iter(self: &Arc<Self>) -> BlockIter {
+        Arc::clone(self).into_iter_with(Vec::new())
+    }
+
+    /// An iterator that owns `self` and builds its keys in `key` (cleared): an SST
+    /// iterator's step to the next block hands over the buffer of the block iterator it
+    /// replaces, instead of a fresh one per block.
+    pub fn into_iter_with(self: Arc<Self>, mut key: Vec<u8>) -> BlockIter {
+        key.clear();
         BlockIter {
-            block: Arc::clone(self),
             current: self.restarts_off,
             next_off: self.restarts_off,
+            block: self,
             restart_idx: 0,
-            key: Vec::new(),
+            key,
             value: (0, 0),
             behind: Behind::default(),
             err: None,
@@ -486,6 +494,11 @@ impl Behind {
 }
 
 impl BlockIter {
+    /// The buffer the iterator built its keys in, for the next block's iterator.
+    pub fn into_key_buffer(self) -> Vec<u8> {
+        self.key
+    }
+
     fn mark_invalid(&mut self) {
         self.current = self.block.restarts_off;
         self.next_off = self.block.restarts_off;

@@ -125,7 +125,8 @@ impl SstIterator {
         {
             Ok(b) => {
                 self.block_idx = i;
-                self.data = Some(b.iter());
+                let key = self.data.take().map(BlockIter::into_key_buffer);
+                self.data = Some(b.into_iter_with(key.unwrap_or_default()));
                 true
             }
             Err(e) => {
