@@ -156,7 +156,8 @@ impl Source {
     }
 
     /// Data block `h`'s stored bytes in place, for a point read or iterator step that goes
-    /// through the file's map (`sst/mapped.rs`), counted as a mapped read. `h` must be within the file.
+    /// through the file's map (`sst/mapped.rs`), counted as a mapped read. `h` must be within
+    /// the file.
     pub(super) fn mapped_raw(&self, h: BlockHandle) -> Option<&[u8]> {
         let raw = self.mapped.as_ref()?.point_read(h)?;
         Counters::add(&self.counters.mapped_reads, 1);
