@@ -30,11 +30,11 @@ use crate::vfs::WritableFile;
 /// checksum reads the lines the copy of the value reads next. Below the floor, an index
 /// entry per data entry would cost more than the checksum saves. The measurement:
 /// docs/design/large-entry-blocks.md.
-pub const LARGE_ENTRY_SHARE: usize = 4;
-pub const LARGE_ENTRY_MIN_BYTES: usize = 512;
+pub(crate) const LARGE_ENTRY_SHARE: usize = 4;
+pub(crate) const LARGE_ENTRY_MIN_BYTES: usize = 512;
 
 /// Whether an entry of `entry_bytes` (key and value) ends its block.
-pub fn is_large_entry(entry_bytes: usize, block_size_bytes: usize) -> bool {
+pub(crate) fn is_large_entry(entry_bytes: usize, block_size_bytes: usize) -> bool {
     entry_bytes >= (block_size_bytes / LARGE_ENTRY_SHARE).max(LARGE_ENTRY_MIN_BYTES)
 }
 

@@ -16,7 +16,7 @@
 //!
 //! The map is used only while the page cache holds every page of the file
 //! (`RandomAccessFile::is_cached`), checked when the file opens and again every
-//! `RECHECK_EVERY` point reads of it: a page not held would be read by a page fault,
+//! `RECHECK_EVERY` timed reads of it (every point read, some of an iterator's: `WalkWatch`): a page not held would be read by a page fault,
 //! which cannot report a device error (`SIGBUS`) and is not timed for the cold-start
 //! warm-up. Between two checks a page may be evicted (a dropped page cache evicts them all);
 //! its read is then a page fault of that page alone (the map is advised `MADV_RANDOM`, as
@@ -43,7 +43,7 @@ const FAULTED_READ: Duration = Duration::from_micros(50);
 /// compressed ones: the last this many blocks decide where a file's lookups go first.
 const CODEC_LEAD_LIMIT: i32 = 64;
 
-/// Point reads of one file between two checks that the page cache still holds it. A check
+/// Timed reads of one file between two checks that the page cache still holds it. A check
 /// (`cachestat`) costs a few microseconds for a 64 MiB file; a point read about two.
 const RECHECK_EVERY: u32 = 4096;
 
@@ -108,7 +108,7 @@ impl MappedFile {
         self.resident.store(held, Relaxed);
     }
 
-    /// Counts one point read of the file (through the map or not), checking residency again
+    /// Counts one timed read of the file (through the map or not), checking residency again
     /// every `RECHECK_EVERY`.
     pub fn note_read(&self, file: &dyn RandomAccessFile) {
         let left = self.until_check.load(Relaxed);
